@@ -49,10 +49,12 @@ import os
 import re
 import secrets
 import select
+import signal
 import subprocess
 import sys
 import threading
 import time
+import types
 import typing
 import urllib.parse
 
@@ -205,7 +207,7 @@ def json_schema(hint) -> dict:
     args = typing.get_args(hint)
     if origin is typing.Literal:
         return {"type": JSON_TYPES[type(args[0])], "enum": list(args)}
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)) and type(None) in args:
+    if origin in (typing.Union, types.UnionType) and type(None) in args:
         inner = json_schema(next(a for a in args if a is not type(None)))
         return {**inner, "type": [inner["type"], "null"]}  # Optional[X]: X or null
     if origin is list and args:
@@ -398,7 +400,8 @@ class MCPServer:
                      mime_type: str = "text/plain", notify: bool = False):
         """Offer data at uri: read is the content (str or bytes) or a function returning it.
 
-        A uri with {variables} is a URI template: read receives each variable as a keyword argument.
+        A uri with {variables} is a URI template: read receives each variable as a keyword argument,
+        and raises KeyError for a value it does not know (the client gets "unknown resource").
         """
         if not callable(read):
             content = read
@@ -583,9 +586,13 @@ class MCPServer:
                 entry = template
                 variables = {k: urllib.parse.unquote(v) for k, v in match.groupdict().items()}
                 break
+        if entry is not None:
+            try:
+                content = entry["read"](**variables)
+            except KeyError:
+                entry = None  # a template's function raises KeyError for a name it does not know
         if entry is None:
             raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
-        content = entry["read"](**variables)
         return {"contents": [resource_contents(uri, content, entry["spec"]["mimeType"])]}
 
     def _list_prompts(self, params):
@@ -972,14 +979,16 @@ def nesting(text: str) -> int:
     depth = deepest = 0
     in_string = escaped = False
     for char in text:
-        if in_string:
-            escaped, in_string = (not escaped and char == "\\"), (in_string if escaped or char != '"' else False)
+        if escaped:
+            escaped = False
+        elif in_string and char == "\\":
+            escaped = True
         elif char == '"':
-            in_string = True
-        elif char in "[{":
+            in_string = not in_string
+        elif not in_string and char in "[{":
             depth += 1
             deepest = max(deepest, depth)
-        elif char in "]}":
+        elif not in_string and char in "]}":
             depth -= 1
     return deepest
 
@@ -1273,14 +1282,14 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             if problem:
                 return self.reply(400, error_response(message.get("id"), HEADER_MISMATCH, problem), [])
             answer, notes = serve(shared, message)
-            status = 200
-            code = (answer or {}).get("error", {}).get("code")
-            if code == UNSUPPORTED_PROTOCOL_VERSION or (code == INVALID_PARAMS and method not in shared[0]._handlers):
-                status = 400
-            elif code == METHOD_NOT_FOUND and (method not in shared[0]._handlers or method in HANDSHAKE_ONLY):
-                status = 404  # an unknown method, not an unknown tool (WIRE.md 7)
             if answer is None:
                 return self.reply(202, None, [])
+            code = answer.get("error", {}).get("code")
+            status = 200  # a tool's error, or the lab's unknown tool, is still a 200 with an error body
+            if code == UNSUPPORTED_PROTOCOL_VERSION or (code == INVALID_PARAMS and CLIENT_CAPABILITIES_KEY not in meta):
+                status = 400
+            elif code == METHOD_NOT_FOUND and (method not in shared[0]._handlers or method in HANDSHAKE_ONLY):
+                status = 404  # the method itself is unknown here (WIRE.md 7)
             self.reply(status, answer, notes)
 
         def post_handshake(self, message):
@@ -1353,6 +1362,7 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
 def serve_http(factory, host: str = "127.0.0.1", port: int = 8000):
     """Serve Streamable HTTP at http://host:port/mcp until interrupted."""
     httpd = http_server(factory, host, port)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a host's SIGTERM is a clean stop, exit 0
     print(f"mcp_min: serving http://{host}:{httpd.server_address[1]}{MCP_PATH}", file=sys.stderr, flush=True)
     try:
         httpd.serve_forever()

@@ -1,0 +1,146 @@
+"""Replay the course's traces against server_demo.py, printing every message as it crosses.
+
+    python client_demo.py                     # over stdio: server_demo.py runs as a child process
+    python client_demo.py --transport memory  # the same server in this process
+    python client_demo.py --transport http    # server_demo.py --http on a free loopback port
+"""
+
+import argparse
+import json
+import pathlib
+import socket
+import subprocess
+import sys
+import time
+
+from mcp_min import (HttpTransport, InMemoryTransport, MCPClient, RPCError, StdioTransport, print_trace,
+                     request)
+
+HERE = pathlib.Path(__file__).resolve().parent
+STATE_KEY = "demo-key"  # a fixed signing key, so requestState prints the same in every run
+
+
+def caption(text: str):
+    """One line that says what the next messages are."""
+    print(f"\n# {text}", flush=True)
+
+
+def open_transport(kind: str, allow: str | None = None):
+    """A transport to a fresh demo server, and a function that shuts it down and returns its exit code."""
+    flags = ["--state-key", STATE_KEY] + (["--allow", allow] if allow else [])
+    if kind == "memory":
+        sys.path.insert(0, str(HERE))
+        from server_demo import DEFAULT_ALLOW, make_server
+        server = make_server(allow.split(",") if allow else DEFAULT_ALLOW, STATE_KEY.encode())
+        return InMemoryTransport(server, trace=print_trace), lambda: 0
+    if kind == "stdio":
+        transport = StdioTransport([sys.executable, str(HERE / "server_demo.py"), *flags], trace=print_trace)
+        return transport, transport.close
+    with socket.socket() as probe:  # a free loopback port for this run
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    child = subprocess.Popen([sys.executable, str(HERE / "server_demo.py"), "--http", "--port", str(port), *flags],
+                             stderr=subprocess.DEVNULL)
+    wait_for_port(port)
+    transport = HttpTransport(f"http://127.0.0.1:{port}/mcp", trace=print_trace)
+
+    def stop():
+        transport.close()
+        child.terminate()
+        return child.wait()
+    return transport, stop
+
+
+def wait_for_port(port: int, seconds: float = 10.0):
+    """Wait until something listens on the loopback port."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"no server on port {port}")
+
+
+def attempt(call):
+    """Run one client call; a protocol error is part of the lesson, so it is printed, not raised."""
+    try:
+        return call()
+    except RPCError as exc:
+        print(f"  (RPCError {exc.code}: {exc.message})")
+
+
+def part_one(kind: str):
+    """Course 000's worked trace, then each error of the tool lattice once."""
+    transport, stop = open_transport(kind)
+    client = MCPClient(transport, name="client_demo", on_progress=lambda p: None, on_log=lambda p: None)
+    caption("1-2. initialize, then notifications/initialized (no response: it is a notification)")
+    client.initialize(protocol_version="2025-06-18")
+    caption("3. tools/list fills the client's tools_cache")
+    client.list_tools()
+    caption("4. tools/call add")
+    client.call_tool("add", {"x": 2, "y": 3})
+    caption("5. delete_db exists but is not in this session's allow-list: -32600, and it never runs")
+    attempt(lambda: client.call_tool("delete_db"))
+    caption("6. enable_subtract registers subtract with notify=True; list_changed arrives first, the client re-lists")
+    client.call_tool("enable_subtract")
+    print(f"  tools_cache now: {[tool['name'] for tool in client.tools_cache]}")
+    caption("lattice: an unknown tool is -32601")
+    attempt(lambda: client.call_tool("drop_tables"))
+    caption("lattice: a missing required argument is -32602")
+    attempt(lambda: client.call_tool("add", {"x": 2}))
+    caption("lattice: the tool raised: an isError result the model can read, not a protocol error")
+    client.call_tool("count_lessons", {"course": "postgres"})
+    caption("a tool that talks while it runs: progress and a log line arrive before its answer")
+    client.call_tool("count_slowly", {"n": 3}, progress=True)
+    print(f"  server exited with code {stop()}")
+
+
+def part_two(kind: str):
+    """Course 004's transcript: the stateless 2026-07-28 revision, then a confirmation round trip."""
+    transport, stop = open_transport(kind)
+    client = MCPClient(transport, name="client_demo")
+    caption("server/discover: versions, capabilities and a cache hint, without a handshake")
+    client.connect()
+    caption("tools/list carries ttlMs and cacheScope")
+    client.list_tools()
+    caption("search_docs: every request carries its version and capabilities in _meta")
+    client.call_tool("search_docs", {"query": "handshake gate", "k": 2})
+    caption("count_lessons with an unknown course: isError")
+    client.call_tool("count_lessons", {"course": "postgres"})
+    caption("an unknown tool: a protocol error")
+    attempt(lambda: client.call_tool("drop_tables"))
+    caption("a request that names an old version in _meta: -32022 lists the versions served")
+    meta = {"io.modelcontextprotocol/protocolVersion": "2025-06-18", "io.modelcontextprotocol/clientCapabilities": {}}
+    transport.send(request(client.next_id, "tools/list", {"_meta": meta}))
+    print(f"  server exited with code {stop()}")
+
+    transport, stop = open_transport(kind, allow="add,delete_db")
+    client = MCPClient(transport, name="client_demo", on_input=confirm)
+    caption("delete_db on a session that allows it: input_required, the user confirms, the retry")
+    client.connect()
+    client.call_tool("delete_db")
+    print(f"  server exited with code {stop()}")
+
+
+def confirm(input_request: dict) -> dict:
+    """The user's side of elicitation/create: print the question, answer yes."""
+    print(f"  (the user is asked: {json.dumps(input_request['params']['message'])} and accepts)")
+    return {"action": "accept", "content": {"confirm": True}}
+
+
+def main(argv=None) -> int:
+    """Run both parts over the chosen transport."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--transport", choices=["stdio", "memory", "http"], default="stdio")
+    args = parser.parse_args(argv)
+    print(f"=== Part 1: the handshake era (course 000), over {args.transport} ===")
+    part_one(args.transport)
+    print(f"\n=== Part 2: the stateless era (course 004), over {args.transport} ===")
+    part_two(args.transport)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

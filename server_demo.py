@@ -1,0 +1,139 @@
+"""The course's demo server: python server_demo.py (stdio), or --http to serve http://127.0.0.1:PORT/mcp.
+
+A host starts it as a subprocess (see README, "Point a real host at it"). The tools are course 000's
+(add, weather, delete_db, subtract added at runtime) and course 004's (search_docs, count_lessons),
+plus count_slowly, which reports progress and logs while it runs.
+"""
+
+import argparse
+import json
+import pathlib
+import sys
+import time
+from typing import Literal
+
+from mcp_min import Context, MCPServer, serve_http, serve_stdio
+
+LESSONS = pathlib.Path(__file__).resolve().parent / "lessons"
+DEFAULT_ALLOW = ["add", "weather", "enable_subtract", "subtract", "search_docs", "count_lessons", "count_slowly"]
+POLICIES = {"refunds": "Refunds are granted within 30 days of purchase.",
+            "security": "Report incidents within one hour to security@example.com.",
+            "travel": "Book economy for flights under six hours."}
+
+
+def make_server(allow=DEFAULT_ALLOW, state_key: bytes | None = None) -> MCPServer:
+    """Build the demo's catalog on a new server; allow is this session's allow-list."""
+    server = MCPServer("mcp_min-demo", "0.1.0", allowed_tools=allow, state_key=state_key,
+                       instructions="The mcp_min course demo: arithmetic, pretend weather, and the lessons.")
+
+    @server.tool()
+    def add(x: int, y: int) -> int:
+        """Add two integers."""
+        return x + y
+
+    @server.tool()
+    def weather(city: str) -> str:
+        """Tell the (pretend) weather in a city."""
+        return f"Sunny, 21 °C in {city}"
+
+    @server.tool()
+    def delete_db(ctx: Context) -> str:
+        """Delete the database (pretend); the user must confirm, even when the session may call it."""
+        answer = ctx.elicit("confirm", "Really delete the database?",
+                            {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]})
+        if answer.get("action") != "accept" or not answer.get("content", {}).get("confirm"):
+            return "Nothing deleted: the user said no."
+        return "Database deleted (pretend)."
+
+    @server.tool()
+    def enable_subtract() -> str:
+        """Add the subtract tool at runtime; the client is told through notifications/tools/list_changed."""
+        server.add_tool("subtract", subtract, notify=True)
+        return "subtract is now available"
+
+    def subtract(x: int, y: int) -> int:
+        """Subtract y from x."""
+        return x - y
+
+    @server.tool()
+    def search_docs(ctx: Context, query: str, k: int = 3) -> dict:
+        """Search the lessons' titles and text; the best k hits, each with its notebook and cell."""
+        words = query.lower().split()
+        hits = []
+        for cell in lesson_cells():
+            score = sum(cell["text"].lower().count(word) for word in words)
+            if score:
+                hits.append({"url": f"lessons/{cell['lesson']}#cell-{cell['cell']}", "title": cell["title"],
+                             "score": score})
+        ctx.log("info", f"scanned {len(lesson_cells())} cells for {words}")
+        hits.sort(key=lambda hit: (-hit["score"], hit["url"]))
+        return {"hits": hits[:k]}
+
+    @server.tool()
+    def count_lessons(course: str) -> int:
+        """Count the lessons of a course ("mcp" is the only one here)."""
+        if course != "mcp":
+            raise ValueError(f"unknown course {course!r}; this server knows only 'mcp'")
+        return len(sorted(LESSONS.glob("*.ipynb")))
+
+    @server.tool()
+    def count_slowly(n: int, ctx: Context) -> str:
+        """Count to n, a tenth of a second a step, reporting progress and logging as it goes."""
+        ctx.log("info", f"counting to {n}")
+        for i in range(1, n + 1):
+            time.sleep(0.1)
+            ctx.progress(i, total=n, message=f"{i} of {n}")
+        return f"counted to {n}"
+
+    server.add_resource("lab://readme", "mcp_min's demo server: try tools/list, then tools/call add.",
+                        name="readme", description="What this server is.")
+
+    @server.resource("policy://{doc_id}", name="policy")
+    def policy(doc_id: Literal["refunds", "security", "travel"]) -> str:
+        """One company policy, by its id."""
+        return POLICIES[doc_id]
+
+    @server.prompt()
+    def summarize_incident(severity: Literal["low", "medium", "high"]) -> str:
+        """Ask for a three-sentence incident summary at a given severity."""
+        return (f"Summarize this {severity}-severity incident in three sentences, "
+                "focusing on root cause and remediation.")
+
+    return server
+
+
+def lesson_cells() -> list:
+    """Every markdown cell of every lesson: its notebook, index, title and text."""
+    cells = []
+    for path in sorted(LESSONS.glob("*.ipynb")):
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        title = path.stem
+        for index, cell in enumerate(notebook.get("cells", [])):
+            text = "".join(cell.get("source", []))
+            if cell.get("cell_type") != "markdown":
+                continue
+            if index == 0 and text.startswith("#"):
+                title = text.split("\n")[0].lstrip("# ")
+            cells.append({"lesson": path.name, "cell": index, "title": title, "text": text})
+    return cells
+
+
+def main(argv=None) -> int:
+    """Serve the demo over stdio (the default) or HTTP."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--allow", help="the session's allow-list, comma-separated (default: all but delete_db)")
+    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    parser.add_argument("--port", type=int, default=8000, help="the HTTP port (0 picks a free one)")
+    parser.add_argument("--state-key", help="a fixed key for requestState signatures (reproducible transcripts)")
+    args = parser.parse_args(argv)
+    allow = args.allow.split(",") if args.allow else DEFAULT_ALLOW
+    key = args.state_key.encode() if args.state_key else None
+    if args.http:
+        serve_http(lambda: make_server(allow, key), port=args.port)
+    else:
+        serve_stdio(make_server(allow, key))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
