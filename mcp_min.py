@@ -156,12 +156,10 @@ def tool_result(value) -> dict:
 
 
 def resource_contents(uri: str, content: str | bytes, mime_type: str) -> dict:
-    """One entry of a resources/read result: text as it is, bytes as a base64 blob."""
+    """One entry of a resources/read result: text as it is, bytes as a base64 blob, anything else as JSON."""
     if isinstance(content, bytes):
         return {"uri": uri, "mimeType": mime_type, "blob": base64.b64encode(content).decode("ascii")}
-    if not isinstance(content, str):
-        raise TypeError(f"a resource is str or bytes, not {type(content).__name__}")
-    return {"uri": uri, "mimeType": mime_type, "text": content}
+    return {"uri": uri, "mimeType": mime_type, "text": content if isinstance(content, str) else json.dumps(content)}
 
 
 def json_schema(hint) -> dict:
@@ -302,21 +300,18 @@ class MCPServer:
         # The session (handshake era): the gate, the agreed version, what the client asked for.
         self._initialized = False
         self.protocol_version = self.client_info = None
-        self.log_level = "info"
-        self.subscriptions = set()
+        self.log_level, self.subscriptions = "info", set()
         self._outbox = []
         # input_required (stateless era): each requestState is signed, and spent only once.
         self._state_key = state_key or secrets.token_bytes(32)
         self._states_issued, self._states_spent = 0, set()
-        self._handlers = {
+        self._handlers = {  # the flat table _dispatch reads (course 000)
             "initialize": self._initialize, "ping": self._ping, "server/discover": self._discover,
-            "tools/list": self._list_tools, "tools/call": self._call_tool,
-            "resources/list": self._list_resources, "resources/templates/list": self._list_templates,
-            "resources/read": self._read_resource, "prompts/list": self._list_prompts,
-            "prompts/get": self._get_prompt, "logging/setLevel": self._set_level,
+            "tools/list": self._list_tools, "tools/call": self._call_tool, "resources/list": self._list_resources,
+            "resources/templates/list": self._list_templates, "resources/read": self._read_resource,
+            "prompts/list": self._list_prompts, "prompts/get": self._get_prompt, "logging/setLevel": self._set_level,
             "resources/subscribe": self._subscribe, "resources/unsubscribe": self._unsubscribe,
-            "completion/complete": self._complete,
-        }
+            "completion/complete": self._complete}
 
     # -- the catalog; registering with notify=True queues list_changed in the outbox --
 
@@ -555,11 +550,9 @@ class MCPServer:
             if not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
                 raise RPCError(INVALID_PARAMS, f"_meta must carry {CLIENT_CAPABILITIES_KEY}")
         result = self._dispatch(method, params, stateless=True)
-        result = {**result, "resultType": result.get("resultType", "complete")}
+        result = {**result, "resultType": result.get("resultType", "complete"), "_meta": {SERVER_INFO_KEY: self.server_info}}
         if method in CACHEABLE and result["resultType"] == "complete":
-            result["ttlMs"] = self.ttl_ms
-            result["cacheScope"] = "private"  # what a client may see depends on its allow-list
-        result["_meta"] = {SERVER_INFO_KEY: self.server_info}
+            result |= {"ttlMs": self.ttl_ms, "cacheScope": "private"}  # private: what one may see depends on its allow-list
         return result
 
     def _discover(self, params):
@@ -987,9 +980,8 @@ class StdioTransport(Transport):
             self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             self.process.terminate()  # it ignored the end of its input
-            self.process.wait(timeout=2)
         self.process.stdout.close()
-        return self.process.returncode
+        return self.process.wait(timeout=2)
 
 
 # -- Streamable HTTP: one endpoint, one POST a message --
@@ -1203,9 +1195,8 @@ def tap(command: list, log=None) -> int:
             while unsent:  # first the bytes, unchanged and at once; the log comes after
                 unsent = unsent[os.write(target, unsent):]
             *lines, pending = (pending + chunk).split(b"\n")
-            with log_lock:
-                for line in lines:
-                    log.write(f"{arrow} {shown(line)}\n")
+            with log_lock:  # each line is one message, as stdio requires: logged as it is
+                log.writelines(f"{arrow} {line.decode('utf-8', 'replace')}\n" for line in lines)
                 log.flush()
 
     def upstream():
@@ -1219,14 +1210,6 @@ def tap(command: list, log=None) -> int:
     threading.Thread(target=upstream, daemon=True).start()
     pump(child.stdout.fileno(), 1, "←")
     return child.wait()
-
-
-def shown(line: bytes) -> str:
-    """A logged line: the message as compact JSON, or the raw bytes when it is not JSON."""
-    try:
-        return json.dumps(json.loads(line), ensure_ascii=False)
-    except ValueError:
-        return f"(not JSON) {line!r}"
 
 
 def main(argv: list | None = None) -> int:
