@@ -1002,6 +1002,9 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: many POSTs on one connection
 
+        def log_message(self, format, *args):
+            pass  # no access log on stderr: trace the messages instead
+
         def do_GET(self):
             self.refuse(405, "this server opens no standalone stream")
 
