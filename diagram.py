@@ -1,0 +1,148 @@
+"""Draw a recorded trace as a Mermaid sequenceDiagram, which GitHub and JupyterLab render.
+
+    rec = Recording()                                 # a trace hook: prints each message and keeps it
+    client = MCPClient(InMemoryTransport(server, trace=rec))
+    ...
+    rec                                               # in a notebook: the diagram
+    python diagram.py --readme                        # redraw README.md's diagram from a real run
+    python diagram.py --check                         # exit 1 if README.md's diagram is stale
+"""
+
+import json
+import pathlib
+import re
+import sys
+
+from mcp_min import InMemoryTransport, MCPClient, RPCError, print_trace
+
+HERE = pathlib.Path(__file__).resolve().parent
+README = HERE / "README.md"
+START, END = "<!-- diagram:start -->", "<!-- diagram:end -->"
+UNSAFE = re.compile(r"[^A-Za-z0-9 _./:,'()\[\]=+-]+")  # Mermaid reads ; # and newlines as syntax
+MAX_ERROR_TEXT = 36  # an error's message is cut to this many characters in its arrow's label
+
+
+class Recording:
+    """A trace hook: rec(direction, message) keeps the message and, if echo, prints it like print_trace.
+
+    direction is "→" (client to server) or "←" (server to client); a str message is a raw line that is
+    not JSON, printed as it is.
+    """
+
+    def __init__(self, echo: bool = True):
+        self.echo = echo
+        self.messages = []  # (direction, message) in the order they crossed
+
+    def __call__(self, direction: str, message):
+        self.messages.append((direction, message))
+        if self.echo and isinstance(message, str):
+            print(direction, message, flush=True)
+        elif self.echo:
+            print_trace(direction, message)
+
+    def __repr__(self) -> str:
+        return f"Recording({len(self.messages)} messages)"
+
+    def clear(self):
+        """Forget the messages recorded so far."""
+        self.messages.clear()
+
+    def mermaid(self) -> str:
+        """The recorded messages as a sequenceDiagram: one arrow a message, notifications dashed."""
+        lines = ["sequenceDiagram", "    participant Client", "    participant Server"]
+        for direction, message in self.messages:
+            ends = "Client", "Server"
+            if direction != "→":
+                ends = "Server", "Client"
+            arrow = "--)" if is_notification_shape(message) else "->>"
+            lines.append(f"    {ends[0]}{arrow}{ends[1]}: {label(message)}")
+        return "\n".join(lines)
+
+    def _repr_markdown_(self) -> str:
+        return "```mermaid\n" + self.mermaid() + "\n```"
+
+
+def is_notification_shape(message) -> bool:
+    """A message with a method and no "id" key."""
+    return isinstance(message, dict) and "method" in message and "id" not in message
+
+
+def label(message) -> str:
+    """An arrow's text: a request's method and [id], a notification's method, a response's result or error."""
+    if isinstance(message, str):
+        return "not JSON"
+    if isinstance(message, list):
+        return f"batch of {len(message)}"
+    if not isinstance(message, dict):
+        return safe(f"not an object: {json.dumps(message)}")
+    tag = f" [{json.dumps(message['id'])}]" if "id" in message else ""
+    if "method" in message:
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        name = params.get("name") if message["method"] in ("tools/call", "prompts/get") else None
+        text = str(message["method"]) + (f" {name}" if isinstance(name, str) else "")
+        return safe(text) + tag
+    if isinstance(message.get("error"), dict):
+        error = message["error"]
+        text = str(error.get("message", ""))
+        if len(text) > MAX_ERROR_TEXT:
+            cut = text[:MAX_ERROR_TEXT].rsplit(" ", 1)[0]  # at a word, unless that loses half
+            text = (cut if len(cut) > MAX_ERROR_TEXT // 2 else text[:MAX_ERROR_TEXT]) + "..."
+        return safe(f"{error.get('code')} {text}") + tag
+    if isinstance(message.get("result"), dict) and message["result"].get("isError"):
+        return "result isError" + tag
+    return "result" + tag
+
+
+def safe(text: str) -> str:
+    """text with every character Mermaid might read as syntax replaced by a space."""
+    return " ".join(UNSAFE.sub(" ", text).split())
+
+
+def worked_trace() -> Recording:
+    """Course 000's worked trace (steps 1-6), recorded from a real in-memory run of server_demo."""
+    from server_demo import make_server
+    rec = Recording(echo=False)
+    client = MCPClient(InMemoryTransport(make_server(), trace=rec), name="client_demo")
+    client.initialize(protocol_version="2025-06-18")  # steps 1-2
+    client.list_tools()  # step 3
+    client.call_tool("add", {"x": 2, "y": 3})  # step 4
+    try:
+        client.call_tool("delete_db")  # step 5: not in this session's allow-list
+    except RPCError:
+        pass  # the error response is the point; it is in the recording
+    client.call_tool("enable_subtract")  # step 6: list_changed, then the client lists again
+    return rec
+
+
+def readme_block() -> str:
+    """What belongs between README.md's diagram markers."""
+    return (f"{START}\nCourse 000's worked trace, drawn from a real run of `server_demo.py` "
+            f"(`python diagram.py --readme` redraws it; a test checks it is current):\n\n"
+            f"{worked_trace()._repr_markdown_()}\n{END}")
+
+
+def current_block(text: str) -> str:
+    """The README's block from the start marker to the end marker, both included."""
+    start, end = text.index(START), text.index(END) + len(END)
+    return text[start:end]
+
+
+def main(argv: list | None = None) -> int:
+    """--readme rewrites README.md's diagram block; --check exits 1 if it is stale."""
+    args = sys.argv[1:] if argv is None else argv
+    text = README.read_text(encoding="utf-8")
+    block = readme_block()
+    if args == ["--readme"]:
+        README.write_text(text.replace(current_block(text), block), encoding="utf-8")
+        return 0
+    if args == ["--check"]:
+        if current_block(text) != block:
+            print("README.md's diagram is stale: run python diagram.py --readme", file=sys.stderr)
+            return 1
+        return 0
+    print("usage: python diagram.py --readme | --check", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
