@@ -40,7 +40,7 @@ Example:
     client.call_tool("add", {"x": 2, "y": 3})   # {"content": [{"type": "text", "text": "5"}]}
 """
 
-import base64, hashlib, hmac, inspect, itertools, json, os, re, secrets, select, signal
+import base64, hashlib, hmac, inspect, itertools, json, os, re, secrets, select, signal, socket
 import subprocess, sys, threading, time, types, typing, urllib.parse
 
 # ---------------------------------------------------------------------------------------------------
@@ -145,11 +145,11 @@ def tool_result(value) -> dict:
     blocks = [value] if isinstance(value, dict) and value.get("type") in CONTENT_TYPES else value
     if isinstance(blocks, list) and blocks and all(isinstance(b, dict) and b.get("type") in CONTENT_TYPES
                                                    for b in blocks):
-        json.dumps(blocks, allow_nan=False)  # fail here, inside the tool's try, not on the wire
+        ENCODER.encode(blocks)  # fail here, inside the tool's try, not on the wire
         return {"content": blocks}
     if isinstance(value, str):
         return {"content": [text_content(value)]}
-    result = {"content": [text_content(json.dumps(value, allow_nan=False))]}
+    result = {"content": [text_content(ENCODER.encode(value))]}
     if isinstance(value, dict):
         result["structuredContent"] = value  # the handshake era wants an object here (WIRE.md 4)
     return result
@@ -214,9 +214,9 @@ def is_json_type(value, kind: str) -> bool:
     return isinstance(value, PYTHON_TYPES.get(kind, object))
 
 
-def param(params: dict, key: str, kind: type):
-    """params[key] if it is of kind; otherwise INVALID_PARAMS naming the key."""
-    value = params.get(key)
+def param(params: dict, key: str, kind: type, default=None):
+    """params[key] (or default, if given, when the key is absent) if it is of kind; else INVALID_PARAMS naming the key."""
+    value = params.get(key, default)
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise RPCError(INVALID_PARAMS, f"params.{key} must be {JSON_TYPES[kind]}")
     return value
@@ -338,7 +338,10 @@ class MCPServer:
             self.templates[uri] = {"spec": {"uriTemplate": uri, **spec}, "read": reader,
                                    "pattern": template_pattern(uri), "choices": signature_schema(reader)[2]}
         else:
+            replaced = uri in self.resources
             self.resources[uri] = {"spec": {"uri": uri, **spec}, "read": reader}
+            if replaced:
+                self.resource_updated(uri)  # changed through the server's API: tell subscribers
         self._list_changed("resources", notify)
         return read
 
@@ -402,6 +405,7 @@ class MCPServer:
             raise RPCError(INVALID_REQUEST, "method must be a string")
         if not isinstance(params, dict):
             raise RPCError(INVALID_REQUEST, "params must be an object")
+        param(params, "_meta", dict, {})  # read by the era check, Context and the stateless era
         if is_notification(message):
             if method == "notifications/initialized" and self.protocol_version:
                 self._initialized = True  # the session is live only now (course 000, step 3)
@@ -442,10 +446,7 @@ class MCPServer:
 
     def _call_tool(self, params):
         # tools/call {name, arguments}: the error lattice of course 000, checked in this order
-        name = param(params, "name", str)
-        arguments = params.get("arguments", {})
-        if not isinstance(arguments, dict):
-            raise RPCError(INVALID_PARAMS, "params.arguments must be object")
+        name, arguments = param(params, "name", str), param(params, "arguments", dict, {})
         tool = self.tools.get(name)
         if tool is None:
             raise RPCError(UNKNOWN_TOOL, f"unknown tool: {name}")
@@ -462,7 +463,7 @@ class MCPServer:
         except InputRequired as ask:
             return {"resultType": "input_required", "inputRequests": {ask.key: ask.input_request},
                     "requestState": self._sign_state(name, arguments)}
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in a tool must not end the server
             # The tool failed, the protocol did not: a result the model can read and react to.
             return {"content": [text_content(f"ERROR: {exc or type(exc).__name__}")], "isError": True}
 
@@ -501,7 +502,7 @@ class MCPServer:
         prompt = self.prompts.get(name)
         if prompt is None:
             raise RPCError(INVALID_PARAMS, f"unknown prompt: {name}")
-        arguments = params.get("arguments") or {}
+        arguments = param(params, "arguments", dict, {})
         known = [a["name"] for a in prompt["spec"]["arguments"]]
         for argument in prompt["spec"]["arguments"]:
             if argument["required"] and argument["name"] not in arguments:
@@ -530,11 +531,11 @@ class MCPServer:
         # completion/complete {ref: {type, name | uri}, argument: {name, value}}
         ref, argument = param(params, "ref", dict), param(params, "argument", dict)
         catalog = self.prompts if ref.get("type") == "ref/prompt" else self.templates
-        entry = catalog.get(ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri"))
-        if entry is None:
-            raise RPCError(INVALID_PARAMS, f"nothing to complete for {ref}")
+        entry = catalog.get(str(ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")))
+        if entry is None or not isinstance(argument.get("name"), str):
+            raise RPCError(INVALID_PARAMS, f"nothing to complete for {ref} and {argument}")
         typed = str(argument.get("value", ""))
-        values = [c for c in entry["choices"].get(argument.get("name"), []) if c.startswith(typed)]
+        values = [c for c in entry["choices"].get(argument["name"], []) if c.startswith(typed)]
         return {"completion": {"values": values[:100], "total": len(values), "hasMore": len(values) > 100}}
 
     # -- the stateless era's parts (section 3 explains the era) --
@@ -711,6 +712,8 @@ class MCPClient:
 
     def connect(self, mode: str = "auto") -> dict:
         """Choose the era: "auto" probes with server/discover and falls back to the handshake; "legacy" does not probe."""
+        if mode not in ("auto", "legacy"):
+            raise ValueError(f"mode is 'auto' or 'legacy', not {mode!r}")
         if mode == "auto":
             try:
                 result = self.discover()
@@ -802,6 +805,15 @@ MAX_DEPTH = 100  # arrays and objects nested deeper are refused: json.loads woul
 JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
+def reject_constant(name: str):
+    """NaN and Infinity are not JSON, though Python's json reads them."""
+    raise ValueError(f"{name} is not JSON")
+
+
+DECODER = json.JSONDecoder(parse_constant=reject_constant)  # made once: json.loads(text, **options) makes one a call
+ENCODER = json.JSONEncoder(allow_nan=False)
+
+
 def parse(data: bytes | str):
     """Parse one message from the wire; anything that is not JSON raises PARSE_ERROR (course 000)."""
     try:
@@ -809,14 +821,9 @@ def parse(data: bytes | str):
         # Counting brackets is cheap; only a message with many of them is measured before parsing.
         if text.count("[") + text.count("{") > MAX_DEPTH and nesting(text) > MAX_DEPTH:
             raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-        return json.loads(text, parse_constant=reject_constant)
+        return DECODER.decode(text)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError too
         raise RPCError(PARSE_ERROR, f"parse error: {str(exc)[:100]}")
-
-
-def reject_constant(name: str):
-    """NaN and Infinity are not JSON, though Python's json reads them."""
-    raise ValueError(f"{name} is not JSON")
 
 
 def nesting(text: str) -> int:
@@ -826,15 +833,20 @@ def nesting(text: str) -> int:
 
 
 def encode(message: dict) -> str:
-    """One message as compact JSON on one line; a result JSON cannot carry becomes INTERNAL_ERROR."""
+    """One message as JSON on one line; one that JSON cannot carry, or too large, becomes INTERNAL_ERROR."""
     try:
-        return json.dumps(message, allow_nan=False)
+        text = ENCODER.encode(message)
+        if len(text) > MAX_MESSAGE_BYTES:  # the peer's line limit is likely ours: it could not read this
+            raise ValueError(f"the message would be {len(text)} bytes, over {MAX_MESSAGE_BYTES}")
+        return text
     except (TypeError, ValueError) as exc:
         return json.dumps(error_response(message.get("id"), INTERNAL_ERROR, f"internal error: {exc}"[:200]))
 
 
 def take_outbox(server: MCPServer) -> list:
     """Empty the server's outbox; return what it held, oldest first."""
+    if not server._outbox:
+        return []
     notes = list(server._outbox)
     server._outbox.clear()
     return notes
@@ -974,14 +986,18 @@ class StdioTransport(Transport):
         return chunk
 
     def close(self) -> int:
-        """Close stdin and wait for the server to exit; terminate it if it does not (WIRE.md 2)."""
+        """Close stdin and wait for the server to exit; if it does not, terminate it, then kill it."""
         self.process.stdin.close()
-        try:
-            self.process.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            self.process.terminate()  # it ignored the end of its input
+        for stop in (None, self.process.terminate, self.process.kill):  # ask, then insist (WIRE.md 2)
+            if stop:
+                stop()
+            try:
+                self.process.wait(timeout=2)
+                break
+            except subprocess.TimeoutExpired:
+                continue
         self.process.stdout.close()
-        return self.process.wait(timeout=2)
+        return self.process.returncode
 
 
 # -- Streamable HTTP: one endpoint, one POST a message --
@@ -1001,6 +1017,7 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: many POSTs on one connection
+        disable_nagle_algorithm = True  # headers and body leave at once, not 40 ms apart
 
         def log_message(self, format, *args):
             pass  # no access log on stderr: trace the messages instead
@@ -1046,7 +1063,7 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             expected = {"MCP-Protocol-Version": meta.get(PROTOCOL_VERSION_KEY), "Mcp-Method": method}
             if method in NAMED_METHODS:
                 expected["Mcp-Name"] = str(params.get(NAMED_METHODS[method]))
-            wrong = [header for header, value in expected.items() if self.headers.get(header) != value]
+            wrong = [header for header, value in expected.items() if header_text(self.headers.get(header)) != value]
             if wrong and PROTOCOL_VERSION_KEY in meta:
                 problem = f"the {wrong[0]} header does not match the body"
                 return self.reply(400, error_response(message.get("id"), HEADER_MISMATCH, problem))
@@ -1085,9 +1102,16 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             return True
 
         def refuse(self, status: int, reason: str) -> bool:
-            """Answer and close: a kept-alive connection must never read an unread body as a request."""
+            """Answer, drain the body, and close: a kept-alive connection never reads a stale body as a request."""
             self.close_connection = True
             self.reply(status, error_response(None, INVALID_REQUEST, reason), [], {"Connection": "close"})
+            self.connection.shutdown(socket.SHUT_WR)  # the answer is complete, and the client sees it end
+            self.connection.settimeout(2)
+            try:  # read what the client still sends (a body it writes before reading), so it gets the answer
+                while self.connection.recv(1 << 20):
+                    pass
+            except OSError:
+                pass  # the client closed, or took too long: either way the answer is out
             return False
 
         def reply(self, status: int, answer, notes=(), headers=None):
@@ -1141,7 +1165,7 @@ class HttpTransport(Transport):
         if PROTOCOL_VERSION_KEY in meta:  # stateless: the headers repeat what the body says
             headers |= {"MCP-Protocol-Version": meta[PROTOCOL_VERSION_KEY], "Mcp-Method": message["method"]}
             if message["method"] in NAMED_METHODS:
-                headers["Mcp-Name"] = str(message["params"].get(NAMED_METHODS[message["method"]]))
+                headers["Mcp-Name"] = header_value(str(message["params"].get(NAMED_METHODS[message["method"]])))
         elif self.session_id:
             headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
         status, reply_headers, body = self._exchange("POST", json.dumps(self.traced("→", message)).encode(), headers)
@@ -1171,6 +1195,20 @@ class HttpTransport(Transport):
         self.connection.close()
 
 
+def header_value(text: str) -> str:
+    """A header value for text: as it is if plain printable ASCII, else wrapped as =?base64?...?= (2026-07-28)."""
+    if text.isascii() and text.isprintable() and text == text.strip():
+        return text
+    return "=?base64?" + base64.b64encode(text.encode()).decode("ascii") + "?="
+
+
+def header_text(value: str | None) -> str | None:
+    """The text a header value carries, unwrapping =?base64?...?=."""
+    if value and value.startswith("=?base64?") and value.endswith("?="):
+        return base64.b64decode(value[9:-2]).decode("utf-8", "replace")
+    return value
+
+
 def sse_messages(body: str) -> list:
     """The messages of an event stream: each event's data lines, joined and parsed."""
     events = body.replace("\r\n", "\n").split("\n\n")
@@ -1194,13 +1232,18 @@ def tap(command: list, log=None) -> int:
         """Copy bytes as they arrive; then log the whole lines among them."""
         pending = b""
         while chunk := os.read(source, 65536):
-            unsent = chunk
-            while unsent:  # first the bytes, unchanged and at once; the log comes after
-                unsent = unsent[os.write(target, unsent):]
             *lines, pending = (pending + chunk).split(b"\n")
-            with log_lock:  # each line is one message, as stdio requires: logged as it is
-                log.writelines(f"{arrow} {line.decode('utf-8', 'replace')}\n" for line in lines)
-                log.flush()
+            write_log(arrow, lines)  # logged first, so that a request is always logged before its answer
+            unsent = chunk
+            while unsent:  # then the bytes, unchanged
+                unsent = unsent[os.write(target, unsent):]
+        write_log(arrow, [pending] if pending else [])  # a last line without its newline
+
+    def write_log(arrow: str, lines: list):
+        """Log each line, one message as stdio requires, as it is."""
+        with log_lock:
+            log.writelines(f"{arrow} {line.decode('utf-8', 'replace')}\n" for line in lines)
+            log.flush()
 
     def upstream():
         """Host to server; when the host closes, so does the server's stdin."""

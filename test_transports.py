@@ -1,0 +1,967 @@
+"""The transports on real pipes and sockets: stdio (issue 3), Streamable HTTP (issue 5), and the
+notifications a running tool sends, on every transport (issue 6).
+
+Every wait is bounded (TIMEOUT), every socket is on 127.0.0.1, every child process is ended.
+
+The demo transcripts live in transcripts/; after a deliberate change to the demo, regenerate them with
+    for t in stdio memory http; do python client_demo.py --transport $t > transcripts/client_demo_$t.txt; done
+and read the diff before committing it.
+"""
+
+import contextlib
+import http.client
+import json
+import os
+import pathlib
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import mcp_min
+import server_demo
+from mcp_min import MAX_DEPTH, MAX_MESSAGE_BYTES, RPCError, error_response, notification, request, response
+
+HERE = pathlib.Path(__file__).resolve().parent
+PYTHON = sys.executable
+DEMO = [PYTHON, str(HERE / "server_demo.py")]
+TAP = [PYTHON, str(HERE / "mcp_min.py"), "tap"]
+TIMEOUT = 10  # seconds: the most any single wait in this file may take
+KINDS = ["memory", "stdio", "http"]
+
+# ---------------------------------------------------------------------------------------------------
+# What the demo server says, written out whole so every comparison below is a plain ==
+# ---------------------------------------------------------------------------------------------------
+
+INSTRUCTIONS = "The mcp_min course demo: arithmetic, pretend weather, and the lessons."
+SERVER_INFO = {"name": "mcp_min-demo", "version": "0.1.0"}
+CAPABILITIES = {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
+                "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
+NO_ARGUMENTS = {"type": "object", "properties": {}, "required": []}
+X_AND_Y = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x", "y"]}
+DEMO_TOOLS = [
+    {"name": "add", "description": "Add two integers.", "inputSchema": X_AND_Y},
+    {"name": "weather", "description": "Tell the (pretend) weather in a city.",
+     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+    {"name": "delete_db",
+     "description": "Delete the database (pretend); the user must confirm, even when the session may call it.",
+     "inputSchema": NO_ARGUMENTS},
+    {"name": "enable_subtract",
+     "description": "Add the subtract tool at runtime; the client is told through notifications/tools/list_changed.",
+     "inputSchema": NO_ARGUMENTS},
+    {"name": "search_docs",
+     "description": "Search the lessons' titles and text; the best k hits, each with its notebook and cell.",
+     "inputSchema": {"type": "object",
+                     "properties": {"query": {"type": "string"}, "k": {"type": "integer", "default": 3}},
+                     "required": ["query"]}},
+    {"name": "count_lessons", "description": "Count the lessons of a course (\"mcp\" is the only one here).",
+     "inputSchema": {"type": "object", "properties": {"course": {"type": "string"}}, "required": ["course"]}},
+    {"name": "count_slowly",
+     "description": "Count to n, a tenth of a second a step, reporting progress and logging as it goes.",
+     "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}},
+]
+SUBTRACT = {"name": "subtract", "description": "Subtract y from x.", "inputSchema": X_AND_Y}
+LIST_CHANGED = notification("notifications/tools/list_changed")
+
+
+def text_result(text: str) -> dict:
+    """A tools/call result holding one text block."""
+    return {"content": [{"type": "text", "text": text}]}
+
+
+def initialize_request(id: int = 1, name: str = "mcp_min") -> dict:
+    """The initialize request MCPClient sends for 2025-06-18."""
+    return request(id, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                      "clientInfo": {"name": name, "version": "0.1.0"}})
+
+
+INITIALIZE_RESULT = {"protocolVersion": "2025-06-18", "capabilities": CAPABILITIES, "serverInfo": SERVER_INFO,
+                     "instructions": INSTRUCTIONS}
+NOT_PERMITTED = error_response(4, -32600, "tool 'delete_db' not permitted for this session")
+
+# Course 000's worked trace (steps 1-6), as (direction, message) pairs in the order they cross the wire.
+WORKED_TRACE = [
+    ("→", initialize_request()),
+    ("←", response(1, INITIALIZE_RESULT)),
+    ("→", notification("notifications/initialized")),
+    ("→", request(2, "tools/list")),
+    ("←", response(2, {"tools": DEMO_TOOLS})),
+    ("→", request(3, "tools/call", {"name": "add", "arguments": {"x": 2, "y": 3}})),
+    ("←", response(3, {"content": [{"type": "text", "text": "5"}]})),
+    ("→", request(4, "tools/call", {"name": "delete_db", "arguments": {}})),
+    ("←", NOT_PERMITTED),
+    ("→", request(5, "tools/call", {"name": "enable_subtract", "arguments": {}})),
+    ("←", LIST_CHANGED),  # the notification comes before the answer it was queued during
+    ("←", response(5, text_result("subtract is now available"))),
+    ("→", request(6, "tools/list")),  # the client re-lists on list_changed
+    ("←", response(6, {"tools": DEMO_TOOLS + [SUBTRACT]})),
+]
+
+
+def run_worked_trace(client: mcp_min.MCPClient):
+    """Drive course 000's six steps through an MCPClient; the delete_db refusal is part of the trace."""
+    client.initialize(protocol_version="2025-06-18")
+    client.list_tools()
+    client.call_tool("add", {"x": 2, "y": 3})
+    with pytest.raises(RPCError) as refused:
+        client.call_tool("delete_db")
+    assert (refused.value.code, refused.value.message) == (-32600, "tool 'delete_db' not permitted for this session")
+    client.call_tool("enable_subtract")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Helpers: raw pipes, an HTTP server in a thread, a client on any transport
+# ---------------------------------------------------------------------------------------------------
+
+def line(message) -> bytes:
+    """One message as the wire carries it over stdio: compact JSON and a newline."""
+    return json.dumps(message).encode() + b"\n"
+
+
+def wire_lines(output: bytes) -> list:
+    """Each line a server wrote, parsed as JSON."""
+    return [json.loads(text) for text in output.splitlines()]
+
+
+def ping(id: int) -> bytes:
+    """A ping line: the good request that follows each bad one."""
+    return line(request(id, "ping"))
+
+
+def pong(id: int) -> dict:
+    """The answer to ping(id)."""
+    return response(id, {})
+
+
+def run_lines(command: list, data: bytes, **options) -> subprocess.CompletedProcess:
+    """Feed data to command's stdin, close it, and collect everything, within TIMEOUT."""
+    return subprocess.run(command, input=data, capture_output=True, timeout=TIMEOUT, cwd=HERE, **options)
+
+
+class LinePipe:
+    """A child process spoken to in raw lines: every read has a deadline."""
+
+    def __init__(self, command: list):
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=HERE)
+        self.buffer = b""
+
+    def write(self, data: bytes):
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def read_line(self) -> bytes:
+        """The next whole line the child wrote (newline included), or TimeoutError."""
+        deadline = time.monotonic() + TIMEOUT
+        while b"\n" not in self.buffer:
+            remaining = deadline - time.monotonic()
+            fd = self.process.stdout.fileno()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                raise TimeoutError(f"no line within {TIMEOUT} s; so far {self.buffer!r}")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise EOFError(f"the child closed its stdout; so far {self.buffer!r}")
+            self.buffer += chunk
+        head, _, self.buffer = self.buffer.partition(b"\n")
+        return head + b"\n"
+
+    def close(self) -> int:
+        """Close stdin and wait for the exit code; kill the child if it outstays TIMEOUT."""
+        self.process.stdin.close()
+        try:
+            return self.process.wait(timeout=TIMEOUT)
+        finally:
+            self.process.kill()  # a no-op once it has exited
+            self.process.wait()
+            self.process.stdout.close()
+
+
+def wait_until(condition, what: str):
+    """Poll condition() until it is true, or fail after TIMEOUT."""
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"gave up waiting for {what}")
+        time.sleep(0.01)
+
+
+@contextlib.contextmanager
+def http_endpoint(factory=server_demo.make_server):
+    """mcp_min.http_server on a free loopback port, served in a thread; yields the port, then shuts down."""
+    httpd = mcp_min.http_server(factory, port=0)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield httpd.server_address[1]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=TIMEOUT)
+
+
+def connection(port: int) -> http.client.HTTPConnection:
+    """A kept-alive HTTP/1.1 connection to the loopback server."""
+    return http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+
+
+def exchange(conn: http.client.HTTPConnection, message=None, headers: dict | None = None, verb: str = "POST",
+             path: str = "/mcp", body: bytes | None = None):
+    """One HTTP request on conn: (status, response headers, body bytes)."""
+    if message is not None:
+        body = json.dumps(message).encode()
+    conn.request(verb, path, body, {"Content-Type": "application/json",
+                                    "Accept": "application/json, text/event-stream", **(headers or {})})
+    reply = conn.getresponse()
+    return reply.status, reply.headers, reply.read()
+
+
+def open_session(conn: http.client.HTTPConnection) -> str:
+    """initialize then notifications/initialized over raw HTTP; the Mcp-Session-Id."""
+    status, headers, body = exchange(conn, initialize_request(name="raw-http"))
+    assert (status, json.loads(body)["result"]["protocolVersion"]) == (200, "2025-06-18")
+    session = headers["Mcp-Session-Id"]
+    status, _, body = exchange(conn, notification("notifications/initialized"), {"Mcp-Session-Id": session})
+    assert (status, body) == (202, b"")
+    return session
+
+
+def event_stream(body: bytes) -> list:
+    """The messages of a text/event-stream body, read independently of mcp_min.sse_messages."""
+    messages = []
+    for event in body.decode().split("\n\n"):
+        data = [text[len("data: "):] for text in event.split("\n") if text.startswith("data: ")]
+        if data:
+            messages.append(json.loads("\n".join(data)))
+    return messages
+
+
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def stateless(id: int, method: str, params: dict | None = None, meta: dict | None = None):
+    """A 2026-07-28 request and the headers that agree with it: (message, headers)."""
+    message = request(id, method, {**(params or {}), "_meta": META if meta is None else meta})
+    headers = {"MCP-Protocol-Version": message["params"]["_meta"].get("io.modelcontextprotocol/protocolVersion", ""),
+               "Mcp-Method": method}
+    if method in ("tools/call", "prompts/get"):
+        headers["Mcp-Name"] = message["params"]["name"]
+    return message, headers
+
+
+def notes_server() -> mcp_min.MCPServer:
+    """A server whose notes a tool rewrites: the source of notifications/resources/updated."""
+    server = mcp_min.MCPServer("notes")
+    notes = {"today": "nothing yet", "tomorrow": "nothing yet"}
+    for day in notes:
+        server.add_resource(f"note://{day}", lambda day=day: notes[day], name=day)
+
+    @server.tool()
+    def edit_note(day: str, text: str) -> str:
+        """Rewrite a note and tell its subscribers (MCPServer.resource_updated)."""
+        notes[day] = text
+        server.resource_updated(f"note://{day}")
+        return "saved"
+
+    @server.tool()
+    def replace_note(day: str, text: str) -> str:
+        """Register the note again with new text; its subscribers should hear of that too."""
+        server.add_resource(f"note://{day}", text, name=day)
+        return "replaced"
+
+    return server
+
+
+NOTES_STDIO = [PYTHON, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import mcp_min, test_transports; "
+                             "mcp_min.serve_stdio(test_transports.notes_server())"]
+SERVERS = {"demo": (server_demo.make_server, DEMO), "notes": (notes_server, NOTES_STDIO)}
+
+
+@contextlib.contextmanager
+def connected(kind: str, server: str = "demo", **client_options):
+    """An MCPClient on a fresh server over the named transport, and the (direction, message) list its trace fills."""
+    wire = []
+
+    def trace(direction, message):
+        wire.append((direction, message))
+
+    factory, command = SERVERS[server]
+    if kind == "memory":
+        yield mcp_min.MCPClient(mcp_min.InMemoryTransport(factory(), trace=trace), **client_options), wire
+    elif kind == "stdio":
+        transport = mcp_min.StdioTransport(command, trace=trace, timeout=TIMEOUT)
+        try:
+            yield mcp_min.MCPClient(transport, **client_options), wire
+        finally:
+            exit_code = transport.close()
+        assert exit_code == 0  # reached only when the test itself passed
+    else:
+        with http_endpoint(factory) as port:
+            transport = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", trace=trace, timeout=TIMEOUT)
+            try:
+                yield mcp_min.MCPClient(transport, **client_options), wire
+            finally:
+                transport.close()
+
+
+# ---------------------------------------------------------------------------------------------------
+# stdio (issue 3)
+# ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_worked_trace_crosses_every_transport_message_for_message(kind):
+    # Course 000's six steps give the same messages, in the same order, on memory, a pipe and a socket.
+    with connected(kind) as (client, wire):
+        run_worked_trace(client)
+        assert wire == WORKED_TRACE
+        assert [tool["name"] for tool in client.tools_cache] == [tool["name"] for tool in DEMO_TOOLS] + ["subtract"]
+
+
+COURSE_LINES = [line(message) for direction, message in WORKED_TRACE if direction == "→"]
+COURSE_ANSWERS = [line(message) for direction, message in WORKED_TRACE if direction == "←"]
+
+
+def test_tap_passes_the_same_bytes_as_the_bare_server(tmp_path):
+    # Putting the tap in front of the demo server changes not one byte of what the host reads.
+    data = b"".join(COURSE_LINES) + b"not json\n" + line(request(7, "ping"))
+    bare = run_lines(DEMO, data)
+    tapped = run_lines(TAP + ["--log", str(tmp_path / "tap.log"), "--"] + DEMO, data)
+    assert bare.stdout.splitlines(keepends=True)[:len(COURSE_ANSWERS)] == COURSE_ANSWERS
+    assert len(bare.stdout.splitlines()) == len(COURSE_ANSWERS) + 2  # the parse error and the pong
+    assert tapped.stdout == bare.stdout
+    assert (bare.returncode, tapped.returncode) == (0, 0)
+
+
+def logged_as(arrow: str, wire_line: bytes) -> str:
+    """How the tap logs one line: its arrow, then the line as it crossed."""
+    return f"{arrow} {wire_line.decode().rstrip(chr(10))}"
+
+
+def test_tap_logs_every_line_in_both_directions_in_order(tmp_path):
+    # The tap's log holds each line the host sent (→) and each the server wrote (←), exchange by exchange.
+    log = tmp_path / "tap.log"
+    pipe = LinePipe(TAP + ["--log", str(log), "--"] + DEMO)
+    logged = []
+
+    def new_log_lines(count):
+        wait_until(lambda: len(log.read_text(encoding="utf-8").splitlines()) >= len(logged) + count, "the tap's log")
+        lines = log.read_text(encoding="utf-8").splitlines()
+        fresh = lines[len(logged):]
+        logged.extend(fresh)
+        return fresh
+
+    try:
+        for sent in COURSE_LINES:
+            pipe.write(sent)
+            message = json.loads(sent)
+            answers = [] if mcp_min.is_notification(message) else [pipe.read_line()]
+            if message.get("params", {}).get("name") == "enable_subtract":
+                answers.append(pipe.read_line())  # list_changed, then the answer
+            fresh = new_log_lines(1 + len(answers))
+            # Within one exchange the tap may log its two directions in either order; each keeps its own order.
+            assert [text for text in fresh if text.startswith("→")] == [logged_as("→", sent)]
+            assert [text for text in fresh if text.startswith("←")] == [logged_as("←", a) for a in answers]
+    finally:
+        exit_code = pipe.close()
+    assert exit_code == 0
+    assert [text for text in logged if text.startswith("←")] == [logged_as("←", a) for a in COURSE_ANSWERS]
+    assert len(logged) == len(COURSE_LINES) + len(COURSE_ANSWERS)
+    assert log.read_text(encoding="utf-8").splitlines() == logged  # nothing more after the host closed
+
+
+def test_tap_ends_when_the_server_exits_first(tmp_path):
+    # A server that quits while the host still holds the pipe open ends the tap, with the server's exit code.
+    goodbye = notification("notifications/message", {"level": "info", "data": "bye"})
+    server = [PYTHON, "-c", f"import sys; sys.stdout.write({json.dumps(goodbye)!r} + '\\n'); sys.exit(3)"]
+    log = tmp_path / "tap.log"
+    tap = subprocess.Popen(TAP + ["--log", str(log), "--"] + server, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert tap.wait(timeout=TIMEOUT) == 3  # stdin is still open: only the server's exit can end it
+        assert tap.stdout.read() == line(goodbye)
+        assert log.read_text(encoding="utf-8") == "← " + json.dumps(goodbye) + "\n"
+    finally:
+        tap.kill()
+        tap.wait()
+        tap.stdin.close()
+        tap.stdout.close()
+
+
+def test_tap_ends_when_the_host_closes_and_logs_junk_as_it_is(tmp_path):
+    # Closing the host's side ends the tap with the server's exit code; a line that is not JSON is logged unchanged.
+    log = tmp_path / "tap.log"
+    done = run_lines(TAP + ["--log", str(log), "--"] + DEMO, b"hello\n")
+    parse_error = line(error_response(None, -32700, "parse error: Expecting value: line 1 column 1 (char 0)"))
+    assert (done.returncode, done.stdout) == (0, parse_error)
+    assert log.read_text(encoding="utf-8").splitlines() == ["→ hello", logged_as("←", parse_error)]
+
+
+def test_tap_logs_a_last_line_that_lacks_its_newline(tmp_path):
+    # A host's final message without a newline still reaches the server, so the log must show it too.
+    log = tmp_path / "tap.log"
+    last = line(request(2, "ping")).rstrip(b"\n")
+    done = run_lines(TAP + ["--log", str(log), "--"] + DEMO, ping(1) + last)
+    assert (done.returncode, done.stdout) == (0, line(pong(1)) + line(pong(2)))  # the server did answer it
+    logged = log.read_text(encoding="utf-8").splitlines()
+    assert [text for text in logged if text.startswith("→")] == [logged_as("→", ping(1)), logged_as("→", last)]
+
+
+def nested_ping(id: int, depth: int) -> bytes:
+    """A ping whose params nest arrays so that the whole message is depth levels deep."""
+    inner = "[" * (depth - 2) + "]" * (depth - 2)
+    return f'{{"jsonrpc": "2.0", "id": {id}, "method": "ping", "params": {{"x": {inner}}}}}\n'.encode()
+
+
+# Each bad line, and the one answer it must get (None: no answer at all).
+BAD_LINES = [
+    ("not JSON", b"{this is not json\n",
+     error_response(None, -32700, "parse error: Expecting property name enclosed in double quotes: "
+                                  "line 1 column 2 (char 1)")),
+    ("invalid UTF-8", b'{"jsonrpc": "2.0", "id": 1, "method": "\xff"}\n',
+     error_response(None, -32700, "parse error: 'utf-8' codec can't decode byte 0xff in position 39: "
+                                  "invalid start byte")),
+    ("nested one level too deep", nested_ping(1, MAX_DEPTH + 1),
+     error_response(None, -32700, f"parse error: nested deeper than {MAX_DEPTH} levels")),
+    ("over the size limit", b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "'
+     + b"x" * MAX_MESSAGE_BYTES + b'"}}\n',
+     error_response(None, -32600, f"message larger than {MAX_MESSAGE_BYTES} bytes")),
+    ("blank lines", b"\n   \n\t\r\n", None),
+    ("a top-level array", b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]\n',
+     error_response(None, -32600, "a message must be a JSON object")),
+    ('"id": null', b'{"jsonrpc": "2.0", "id": null, "method": "ping"}\n',
+     error_response(None, -32600, "id must be a string or an integer")),
+    ("no jsonrpc member", b'{"id": 1, "method": "ping"}\n', error_response(1, -32600, 'jsonrpc must be "2.0"')),
+    ("NaN", b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": NaN}}\n',
+     error_response(None, -32700, "parse error: NaN is not JSON")),
+]
+
+
+def test_each_bad_line_gets_its_error_and_the_next_request_still_works():
+    # Every kind of bad line gets exactly its own error (blank lines none), and the ping after it is answered.
+    data, expected = b"", []
+    for number, (_, bad, answer) in enumerate(BAD_LINES, start=100):
+        data += bad + ping(number)
+        expected += ([answer] if answer else []) + [pong(number)]
+    done = run_lines(DEMO, data)
+    assert wire_lines(done.stdout) == expected
+    assert done.returncode == 0
+
+
+def test_depth_and_size_limits_admit_what_is_exactly_at_them():
+    # A message exactly MAX_DEPTH deep, and a line of exactly MAX_MESSAGE_BYTES, are served like any other.
+    head = b'{"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"pad": "'
+    tail = b'"}}'
+    full = head + b"x" * (MAX_MESSAGE_BYTES - len(head) - len(tail)) + tail + b"\n"
+    assert len(full) == MAX_MESSAGE_BYTES + 1  # the newline is not part of the message
+    done = run_lines(DEMO, nested_ping(1, MAX_DEPTH) + full + ping(3))
+    assert wire_lines(done.stdout) == [pong(1), pong(2), pong(3)]
+
+
+def test_stdio_server_exits_0_at_end_of_input_and_answers_a_last_line_without_newline():
+    # End of input is the client's goodbye: exit code 0, after answering a final line that lacks its newline.
+    done = run_lines(DEMO, b"")
+    assert (done.returncode, done.stdout) == (0, b"")
+    done = run_lines(DEMO, ping(1) + ping(2).rstrip(b"\n"))
+    assert (done.returncode, wire_lines(done.stdout)) == (0, [pong(1), pong(2)])
+
+
+NOISY_SERVER = '''
+import json, os, subprocess, sys
+sys.path.insert(0, {here!r})
+from mcp_min import MCPServer, serve_stdio
+
+server = MCPServer("noisy")
+
+@server.tool()
+def chatter() -> str:
+    """Write to stdout in every way a careless tool can."""
+    print("junk from print")
+    sys.stdout.write("junk from sys.stdout.write\\n")
+    sys.stdout.flush()
+    os.write(1, b"junk from os.write\\n")
+    subprocess.run([sys.executable, "-c", "print('junk from a child process')"], check=True, timeout=10)
+    return "said my piece"
+
+if sys.argv[1:] == ["naive"]:
+    for line in sys.stdin:  # what serve_stdio is there to prevent: the answer shares stdout with the tool
+        answer = server.handle(json.loads(line))
+        if answer is not None:
+            sys.stdout.write(json.dumps(answer) + "\\n")
+            sys.stdout.flush()
+else:
+    serve_stdio(server)
+'''
+JUNK = ["junk from print", "junk from sys.stdout.write", "junk from os.write", "junk from a child process"]
+NOISY_SESSION = (line(request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                 "clientInfo": {"name": "t", "version": "0"}}))
+                 + line(notification("notifications/initialized"))
+                 + line(request(2, "tools/call", {"name": "chatter", "arguments": {}}))
+                 + ping(3))
+
+
+def test_a_tool_that_prints_cannot_corrupt_the_wire(tmp_path):
+    # Whatever a tool writes to stdout (print, sys.stdout, fd 1, a child process) lands on stderr instead.
+    script = tmp_path / "noisy_server.py"
+    script.write_text(NOISY_SERVER.format(here=str(HERE)), encoding="utf-8")
+    done = run_lines([PYTHON, str(script)], NOISY_SESSION)
+    answers = wire_lines(done.stdout)  # every line parses: no junk among them
+    assert [answer["id"] for answer in answers] == [1, 2, 3]
+    assert answers[1:] == [response(2, text_result("said my piece")), pong(3)]
+    assert sorted(done.stderr.decode().splitlines()) == sorted(JUNK)
+    assert done.returncode == 0
+
+
+def test_without_serve_stdio_a_printing_tool_puts_junk_on_the_wire(tmp_path):
+    # The failure serve_stdio prevents: a naive loop sends the tool's chatter to the client as if it were messages.
+    script = tmp_path / "noisy_server.py"
+    script.write_text(NOISY_SERVER.format(here=str(HERE)), encoding="utf-8")
+    done = run_lines([PYTHON, str(script), "naive"], NOISY_SESSION)
+    wire = done.stdout.decode().splitlines()
+    assert json.loads(wire[0])["id"] == 1
+    assert wire[1:1 + len(JUNK)] == JUNK  # read where the client waits for the answer to tools/call
+    assert [json.loads(text) for text in wire[1 + len(JUNK):]] == [response(2, text_result("said my piece")), pong(3)]
+
+
+def test_stdio_transport_times_out_on_a_silent_server():
+    # A server that reads but never answers makes send() raise TimeoutError after the timeout, not hang.
+    silent = [PYTHON, "-c", "import sys\nfor _ in sys.stdin: pass"]
+    transport = mcp_min.StdioTransport(silent, timeout=0.5)
+    started = time.monotonic()
+    with pytest.raises(TimeoutError) as timed_out:
+        transport.send(request(1, "ping"))
+    assert 0.5 <= time.monotonic() - started < 3
+    assert str(timed_out.value) == "no response to ping (id 1) in 0.5 s"
+    assert transport.close() == 0  # it does exit on end of input
+
+
+def test_stdio_transport_close_terminates_a_server_that_ignores_end_of_input():
+    # close() closes stdin, waits, then sends SIGTERM to a server that keeps running regardless.
+    stubborn = [PYTHON, "-c", "import time; time.sleep(60)"]
+    transport = mcp_min.StdioTransport(stubborn, timeout=1)
+    started = time.monotonic()
+    assert transport.close() == -signal.SIGTERM
+    assert time.monotonic() - started < 6
+    assert transport.process.poll() == -signal.SIGTERM
+
+
+def test_stdio_transport_close_kills_a_server_that_ignores_sigterm_too():
+    # The last resort after SIGTERM is SIGKILL (WIRE.md 2), so close() always returns with the server gone.
+    deaf = [PYTHON, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"]
+    transport = mcp_min.StdioTransport(deaf, timeout=1)
+    time.sleep(0.5)  # let it install its SIGTERM handler before close() sends the signal
+    started = time.monotonic()
+    try:
+        assert transport.close() == -signal.SIGKILL
+        assert time.monotonic() - started < 8
+    finally:
+        transport.process.kill()
+        transport.process.wait(timeout=TIMEOUT)
+        transport.process.stdout.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_demo_transcript_matches_the_stored_one(kind):
+    # client_demo.py prints exactly the stored transcript (regenerate: see the top of this file).
+    stored = (HERE / "transcripts" / f"client_demo_{kind}.txt").read_text(encoding="utf-8")
+    done = subprocess.run([PYTHON, "client_demo.py", "--transport", kind], capture_output=True, cwd=HERE,
+                          timeout=30, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode("utf-8") == stored
+
+
+# ---------------------------------------------------------------------------------------------------
+# Streamable HTTP (issue 5)
+# ---------------------------------------------------------------------------------------------------
+
+def test_two_http_sessions_keep_separate_gates_allow_lists_and_catalogs():
+    # Each Mcp-Session-Id has its own server: its own gate, its own allow-list, its own runtime tools.
+    allow_lists = []  # the next session's allow-list; the shared stateless server takes the default
+
+    def factory():
+        return server_demo.make_server(allow_lists.pop() if allow_lists else server_demo.DEFAULT_ALLOW)
+
+    with http_endpoint(factory) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        first = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        second = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        try:
+            allow_lists.append(["add", "enable_subtract", "subtract"])
+            assert "result" in first.send(initialize_request(1))
+            first.send(notification("notifications/initialized"))
+            allow_lists.append(["add", "weather"])
+            assert "result" in second.send(initialize_request(1))
+            assert second.session_id != first.session_id
+            # second has not sent initialized: its gate is shut while first's is open.
+            assert second.send(request(2, "tools/list")) == error_response(2, -32600, "server not initialized")
+            assert first.send(request(2, "tools/call", {"name": "enable_subtract", "arguments": {}})) == response(
+                2, text_result("subtract is now available"))
+            second.send(notification("notifications/initialized"))
+            assert first.send(request(3, "tools/call", {"name": "weather", "arguments": {"city": "Oslo"}})) == (
+                error_response(3, -32600, "tool 'weather' not permitted for this session"))
+            assert second.send(request(3, "tools/call", {"name": "weather", "arguments": {"city": "Oslo"}})) == (
+                response(3, text_result("Sunny, 21 °C in Oslo")))
+            assert second.send(request(4, "tools/list")) == response(4, {"tools": DEMO_TOOLS})  # no subtract here
+            assert first.send(request(4, "tools/call", {"name": "subtract", "arguments": {"x": 5, "y": 3}})) == (
+                response(4, text_result("2")))
+        finally:
+            first.close()
+            second.close()
+
+
+def test_session_header_missing_is_400_and_unknown_is_404():
+    # A handshake-era request must name a live session: none is 400, one the server never issued is 404.
+    with http_endpoint() as port:
+        conn = connection(port)
+        assert exchange(conn, request(1, "tools/list"))[0::2] == (
+            400, json.dumps(error_response(None, -32600, "missing Mcp-Session-Id")).encode())
+        assert exchange(conn, request(1, "tools/list"), {"Mcp-Session-Id": "made-up"})[0::2] == (
+            404, json.dumps(error_response(None, -32600, "unknown or ended session")).encode())
+        conn.close()
+
+
+def test_delete_ends_a_session():
+    # DELETE with the session's id ends it: the next request on it is 404, and so is a second DELETE.
+    with http_endpoint() as port:
+        conn = connection(port)
+        session = open_session(conn)
+        assert exchange(conn, request(2, "ping"), {"Mcp-Session-Id": session})[0::2] == (
+            200, json.dumps(pong(2)).encode())
+        assert exchange(conn, verb="DELETE", headers={"Mcp-Session-Id": session})[0::2] == (200, b"")
+        gone = json.dumps(error_response(None, -32600, "unknown or ended session")).encode()
+        assert exchange(conn, request(3, "ping"), {"Mcp-Session-Id": session})[0::2] == (404, gone)
+        assert exchange(conn, verb="DELETE", headers={"Mcp-Session-Id": session})[0::2] == (404, gone)
+        conn.close()
+
+
+def test_unknown_protocol_version_header_is_400():
+    # An MCP-Protocol-Version header naming no published revision is refused before the session is looked at.
+    with http_endpoint() as port:
+        conn = connection(port)
+        session = open_session(conn)
+        status, _, body = exchange(conn, request(2, "ping"),
+                                   {"Mcp-Session-Id": session, "MCP-Protocol-Version": "1999-01-01"})
+        assert (status, json.loads(body)) == (
+            400, error_response(None, -32600, "unknown MCP-Protocol-Version 1999-01-01"))
+        assert exchange(conn, request(3, "ping"), {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-06-18"})[
+            0::2] == (200, json.dumps(pong(3)).encode())
+        conn.close()
+
+
+def without(headers: dict, name: str) -> dict:
+    """headers less one."""
+    return {key: value for key, value in headers.items() if key != name}
+
+
+def stateless_rows():
+    """(case, message, headers, status, body) for the stateless era's status mapping (WIRE.md 7)."""
+    old, old_headers = stateless(1, "tools/list",
+                                 meta={**META, "io.modelcontextprotocol/protocolVersion": "2025-06-18"})
+    unknown, unknown_headers = stateless(2, "tools/frobnicate")
+    listing, listing_headers = stateless(3, "tools/list")
+    prompts, prompts_headers = stateless(4, "prompts/list")
+    call, call_headers = stateless(5, "tools/call", {"name": "add", "arguments": {"x": 2, "y": 3}})
+    set_level, set_level_headers = stateless(6, "logging/setLevel", {"level": "info"})
+    no_caps, no_caps_headers = stateless(7, "tools/list",
+                                         meta={"io.modelcontextprotocol/protocolVersion": "2026-07-28"})
+    nosuch, nosuch_headers = stateless(8, "tools/call", {"name": "nosuch", "arguments": {}})
+    mismatch = "the MCP-Protocol-Version header does not match the body"
+    return [
+        ("unsupported version in _meta", old, old_headers, 400,
+         error_response(1, -32022, "Unsupported protocol version",
+                        {"supported": ["2026-07-28", "2025-11-25", "2025-06-18"], "requested": "2025-06-18"})),
+        ("unknown method", unknown, unknown_headers, 404,
+         error_response(2, -32601, "method not found: tools/frobnicate")),
+        ("version header differs from _meta", listing, {**listing_headers, "MCP-Protocol-Version": "2025-11-25"}, 400,
+         error_response(3, -32020, mismatch)),
+        ("version header missing", listing, without(listing_headers, "MCP-Protocol-Version"), 400,
+         error_response(3, -32020, mismatch)),
+        ("Mcp-Method differs from the body", prompts, {**prompts_headers, "Mcp-Method": "tools/list"}, 400,
+         error_response(4, -32020, "the Mcp-Method header does not match the body")),
+        ("Mcp-Name differs from the body", call, {**call_headers, "Mcp-Name": "weather"}, 400,
+         error_response(5, -32020, "the Mcp-Name header does not match the body")),
+        ("Mcp-Name missing", call, without(call_headers, "Mcp-Name"), 400,
+         error_response(5, -32020, "the Mcp-Name header does not match the body")),
+        ("a handshake-only method", set_level, set_level_headers, 404,
+         error_response(6, -32601, "method not found: logging/setLevel")),
+        ("clientCapabilities missing", no_caps, no_caps_headers, 400,
+         error_response(7, -32602, "_meta must carry io.modelcontextprotocol/clientCapabilities")),
+        ("an unknown tool is the lab's -32601, still a 200", nosuch, nosuch_headers, 200,
+         error_response(8, -32601, "unknown tool: nosuch")),
+        ("all headers agree", call, call_headers, 200,
+         response(5, {**text_result("5"), "resultType": "complete",
+                      "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO}})),
+    ]
+
+
+def test_stateless_errors_map_to_their_http_statuses():
+    # Each stateless-era failure gets its WIRE.md status and its JSON-RPC error body; no session is involved.
+    with http_endpoint() as port:
+        conn = connection(port)
+        for case, message, headers, status, body in stateless_rows():
+            got_status, _, got_body = exchange(conn, message, headers)
+            assert (case, got_status, json.loads(got_body)) == (case, status, body)
+        conn.close()
+
+
+def test_stateless_requests_need_no_session():
+    # A 2026-07-28 request is self-contained: no initialize, no Mcp-Session-Id asked for or handed out.
+    with http_endpoint() as port:
+        conn = connection(port)
+        message, headers = stateless(1, "tools/list")
+        status, reply_headers, body = exchange(conn, message, headers)
+        assert (status, reply_headers["Mcp-Session-Id"]) == (200, None)
+        assert json.loads(body) == response(1, {"tools": DEMO_TOOLS, "resultType": "complete", "ttlMs": 60000,
+                                                "cacheScope": "private",
+                                                "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO}})
+        conn.close()
+
+
+def test_foreign_origin_gets_403_and_connection_stays_usable():
+    # A request from a foreign Origin is refused with 403, and the same HTTPConnection then gets a correct answer.
+    with http_endpoint() as port:
+        conn = connection(port)
+        smuggled = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 47\r\n\r\n" + json.dumps(
+            request(666, "ping")).encode()  # if the server read the refused body as a request, 666 would answer next
+        status, _, body = exchange(conn, body=smuggled, headers={"Origin": "http://evil.example"})
+        assert (status, json.loads(body)) == (403, error_response(None, -32600, "Host or Origin is not a local name"))
+        message, headers = stateless(7, "tools/call", {"name": "add", "arguments": {"x": 2, "y": 3}})
+        status, _, body = exchange(conn, message, headers)
+        assert (status, json.loads(body)["id"], json.loads(body)["result"]["content"]) == (
+            200, 7, [{"type": "text", "text": "5"}])
+        # A local Origin is welcome.
+        status, _, body = exchange(conn, message, {**headers, "Origin": f"http://localhost:{port}"})
+        assert (status, json.loads(body)["id"]) == (200, 7)
+        conn.close()
+
+
+def test_foreign_host_gets_403():
+    # A Host header naming another machine (DNS rebinding) is refused with 403.
+    with http_endpoint() as port:
+        conn = connection(port)
+        message, headers = stateless(1, "tools/list")
+        status, _, body = exchange(conn, message, {**headers, "Host": "evil.example"})
+        assert (status, json.loads(body)) == (403, error_response(None, -32600, "Host or Origin is not a local name"))
+        conn.close()
+
+
+def test_oversized_content_length_gets_413_before_the_body_is_read():
+    # A Content-Length over MAX_MESSAGE_BYTES is refused with 413 from the headers alone.
+    with http_endpoint() as port, socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as raw:
+        raw.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n" % (MAX_MESSAGE_BYTES + 1))
+        reply = b""
+        while chunk := raw.recv(65536):  # the server closes after refusing
+            reply += chunk
+        head, _, body = reply.partition(b"\r\n\r\n")
+        assert head.split(b" ")[:2] == [b"HTTP/1.1", b"413"]
+        assert json.loads(body) == error_response(None, -32600, f"the body must be {MAX_MESSAGE_BYTES} bytes at most")
+
+
+@pytest.mark.parametrize("case", ["oversized body", "foreign origin"])
+def test_a_refused_request_is_answered_even_when_the_client_sends_its_whole_body(case):
+    # A plain client writes its whole body before reading; it must still read the refusal, not a broken pipe.
+    headers = {"Origin": "http://evil.example"} if case == "foreign origin" else {}
+    size = MAX_MESSAGE_BYTES + 1 if case == "oversized body" else MAX_MESSAGE_BYTES - 1
+    expected = (413, f"the body must be {MAX_MESSAGE_BYTES} bytes at most") if case == "oversized body" else (
+        403, "Host or Origin is not a local name")
+    with http_endpoint() as port:
+        conn = connection(port)
+        status, _, body = exchange(conn, body=b" " * size, headers=headers)
+        assert (status, json.loads(body)) == (expected[0], error_response(None, -32600, expected[1]))
+        conn.close()
+
+
+def test_body_that_is_not_json_is_400_with_parse_error():
+    # A POST body that does not parse is 400 with a -32700 body whose id is null.
+    with http_endpoint() as port:
+        conn = connection(port)
+        status, _, body = exchange(conn, body=b"{oops")
+        assert (status, json.loads(body)) == (400, error_response(
+            None, -32700, "parse error: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"))
+        conn.close()
+
+
+def test_notification_is_202_with_no_body():
+    # A notification is accepted with 202 and nothing else, the stateless era's included.
+    with http_endpoint() as port:
+        conn = connection(port)
+        session = open_session(conn)  # asserts 202 and b"" for notifications/initialized
+        cancelled = notification("notifications/cancelled", {"requestId": 9, "_meta": META})
+        status, headers, body = exchange(conn, cancelled, {"MCP-Protocol-Version": "2026-07-28",
+                                                           "Mcp-Method": "notifications/cancelled"})
+        assert (status, body) == (202, b"")
+        status, headers, body = exchange(conn, notification("notifications/cancelled", {"requestId": 9}),
+                                         {"Mcp-Session-Id": session})
+        assert (status, body) == (202, b"")
+        conn.close()
+
+
+def test_get_is_405_and_an_unknown_path_is_404():
+    # This server opens no standalone stream (GET is 405) and has one endpoint (/mcp).
+    with http_endpoint() as port:
+        conn = connection(port)
+        status, _, body = exchange(conn, verb="GET", headers={"Accept": "text/event-stream"})
+        assert (status, json.loads(body)) == (405, error_response(
+            None, -32600, "this server opens no standalone stream"))
+        status, _, body = exchange(conn, request(1, "ping"), path="/elsewhere")
+        assert (status, json.loads(body)) == (404, error_response(None, -32600, "not found: the endpoint is /mcp"))
+        conn.close()
+
+
+def test_list_changed_reaches_an_http_client_over_sse_before_the_answer():
+    # A client that accepts text/event-stream gets the queued notification as an event ahead of the answer.
+    with http_endpoint() as port:
+        conn = connection(port)
+        session = open_session(conn)
+        call = request(2, "tools/call", {"name": "enable_subtract", "arguments": {}})
+        status, headers, body = exchange(conn, call, {"Mcp-Session-Id": session})
+        assert (status, headers["Content-Type"]) == (200, "text/event-stream")
+        assert event_stream(body) == [LIST_CHANGED, response(2, text_result("subtract is now available"))]
+        status, headers, body = exchange(conn, request(3, "tools/list"), {"Mcp-Session-Id": session})
+        assert (status, headers["Content-Type"], json.loads(body)) == (
+            200, "application/json", response(3, {"tools": DEMO_TOOLS + [SUBTRACT]}))
+        conn.close()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Notifications while a tool runs, on every transport (issue 6)
+# ---------------------------------------------------------------------------------------------------
+
+def counting(id: int, n: int, progress: bool, log: bool = True) -> list:
+    """What count_slowly puts on the wire for request id: its log line, its progress, then its answer."""
+    log_line = notification("notifications/message", {"level": "info", "data": f"counting to {n}"})
+    arrived = [("←", log_line)] if log else []
+    if progress:
+        arrived += [("←", notification("notifications/progress", {"progressToken": id, "progress": i, "total": n,
+                                                                  "message": f"{i} of {n}"}))
+                    for i in range(1, n + 1)]
+    return arrived + [("←", response(id, text_result(f"counted to {n}")))]
+
+
+def count_call(id: int, n: int, progress: bool) -> tuple:
+    params = {"name": "count_slowly", "arguments": {"n": n}}
+    if progress:
+        params["_meta"] = {"progressToken": id}
+    return ("→", request(id, "tools/call", params))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_log_and_progress_arrive_before_the_answer_and_progress_increases(kind):
+    # count_slowly's log line and each progress step reach the client first, then the answer.
+    seen = []
+    with connected(kind, on_progress=seen.append) as (client, wire):
+        client.initialize()
+        start = len(wire)
+        assert client.call_tool("count_slowly", {"n": 3}, progress=True) == text_result("counted to 3")
+        assert wire[start:] == [count_call(2, 3, True)] + counting(2, 3, progress=True)
+        assert [step["progress"] for step in seen] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_no_progress_without_a_progress_token(kind):
+    # A request without _meta.progressToken gets no notifications/progress, only the log line and the answer.
+    with connected(kind) as (client, wire):
+        client.initialize()
+        start = len(wire)
+        client.call_tool("count_slowly", {"n": 2})
+        assert wire[start:] == [count_call(2, 2, False)] + counting(2, 2, progress=False)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_set_level_warning_keeps_info_lines_off_the_wire(kind):
+    # After logging/setLevel "warning", count_slowly's info line is not sent; its progress still is.
+    with connected(kind) as (client, wire):
+        client.initialize()
+        assert client.request("logging/setLevel", {"level": "warning"}) == {}
+        start = len(wire)
+        client.call_tool("count_slowly", {"n": 2}, progress=True)
+        assert wire[start:] == [count_call(3, 2, True)] + counting(3, 2, progress=True, log=False)
+        assert client.request("logging/setLevel", {"level": "debug"}) == {}
+        start = len(wire)
+        client.call_tool("count_slowly", {"n": 1})
+        assert wire[start:] == [count_call(5, 1, False)] + counting(5, 1, progress=False)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_subscribed_resource_change_sends_resources_updated(kind):
+    # After resources/subscribe, a tool changing the resource sends notifications/resources/updated before its answer.
+    with connected(kind, server="notes") as (client, wire):
+        client.initialize()
+        assert client.request("resources/subscribe", {"uri": "note://today"}) == {}
+
+        def edit(day):
+            start = len(wire)
+            assert client.call_tool("edit_note", {"day": day, "text": "buy milk"}) == text_result("saved")
+            return [message for direction, message in wire[start:] if direction == "←"]
+
+        assert edit("today") == [notification("notifications/resources/updated", {"uri": "note://today"}),
+                                 response(3, text_result("saved"))]
+        assert edit("tomorrow") == [response(4, text_result("saved"))]  # not subscribed: no notification
+        assert client.request("resources/unsubscribe", {"uri": "note://today"}) == {}
+        assert edit("today") == [response(6, text_result("saved"))]
+        assert client.read_resource("note://today")["contents"] == [
+            {"uri": "note://today", "mimeType": "text/plain", "text": "buy milk"}]
+
+
+def test_registering_a_subscribed_resource_again_sends_resources_updated():
+    # Registering a subscribed URI again replaces its content, so the subscriber is told, as by resource_updated.
+    with connected("memory", server="notes") as (client, wire):
+        client.initialize()
+        client.request("resources/subscribe", {"uri": "note://today"})
+        start = len(wire)
+        assert client.call_tool("replace_note", {"day": "today", "text": "call mum"}) == text_result("replaced")
+        assert [message for direction, message in wire[start:] if direction == "←"] == [
+            notification("notifications/resources/updated", {"uri": "note://today"}),
+            response(3, text_result("replaced"))]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_completion_offers_the_choices_that_start_with_what_was_typed(kind):
+    # completion/complete completes a prompt's and a URI template's Literal arguments by prefix.
+    with connected(kind) as (client, _):
+        client.initialize()
+
+        def complete(ref, name, value):
+            return client.request("completion/complete", {"ref": ref, "argument": {"name": name, "value": value}})
+
+        prompt = {"type": "ref/prompt", "name": "summarize_incident"}
+        policy = {"type": "ref/resource", "uri": "policy://{doc_id}"}
+        assert complete(prompt, "severity", "h") == {"completion": {"values": ["high"], "total": 1, "hasMore": False}}
+        assert complete(policy, "doc_id", "") == {
+            "completion": {"values": ["refunds", "security", "travel"], "total": 3, "hasMore": False}}
+        assert complete(policy, "doc_id", "s") == {"completion": {"values": ["security"], "total": 1, "hasMore": False}}
+        assert complete(policy, "doc_id", "x") == {"completion": {"values": [], "total": 0, "hasMore": False}}
+
+
+SMALL_METHODS = [("logging/setLevel", {"level": "warning"}), ("resources/subscribe", {"uri": "lab://readme"}),
+                 ("resources/unsubscribe", {"uri": "lab://readme"}),
+                 ("completion/complete", {"ref": {"type": "ref/prompt", "name": "summarize_incident"},
+                                          "argument": {"name": "severity", "value": "l"}})]
+SMALL_ANSWERS = [{}, {}, {}, {"completion": {"values": ["low"], "total": 1, "hasMore": False}}]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_small_methods_wait_for_the_handshake(kind):
+    # Before notifications/initialized each small method is -32600 "server not initialized"; after it, each works.
+    with connected(kind) as (client, _):
+        assert client.request("initialize", initialize_request()["params"])["protocolVersion"] == "2025-06-18"
+        for method, params in SMALL_METHODS:
+            with pytest.raises(RPCError) as refused:
+                client.request(method, params)
+            assert (method, refused.value.code, refused.value.message) == (method, -32600, "server not initialized")
+        client.notify("notifications/initialized")
+        assert [client.request(method, params) for method, params in SMALL_METHODS] == SMALL_ANSWERS
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_small_methods_do_not_exist_in_the_stateless_era(kind):
+    # With _meta naming 2026-07-28, each small method is -32601: that revision removed them.
+    with connected(kind) as (client, _):
+        assert client.connect()["supportedVersions"][0] == "2026-07-28"
+        assert client.era == "stateless"
+        for method, params in SMALL_METHODS:
+            with pytest.raises(RPCError) as missing:
+                client.request(method, params)
+            assert (missing.value.code, missing.value.message) == (-32601, f"method not found: {method}")
