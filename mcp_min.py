@@ -40,8 +40,9 @@ Example:
     client.call_tool("add", {"x": 2, "y": 3})   # {"content": [{"type": "text", "text": "5"}]}
 """
 
-import base64, hashlib, hmac, inspect, itertools, json, os, re, secrets, select, signal, socket
-import subprocess, sys, threading, time, types, typing, urllib.parse
+import base64, inspect, itertools, json, os, re, sys, threading, time, types, typing
+# subprocess, select, signal, hmac and the HTTP modules are imported where they are used: a stdio
+# server that needs none of them starts sooner.
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 1. Messages ----
@@ -198,17 +199,20 @@ def check_arguments(schema: dict, arguments: dict):
     for name in schema.get("required", []):
         if name not in arguments:
             raise RPCError(INVALID_PARAMS, f"missing required argument: {name}")
+    properties = schema.get("properties", {})
     for name, value in arguments.items():
-        rule = schema.get("properties", {}).get(name, {})
-        kinds = [rule["type"]] if isinstance(rule.get("type"), str) else rule.get("type", [])
-        if kinds and not any(is_json_type(value, kind) for kind in kinds):
+        rule = properties.get(name, {})
+        if "type" in rule and not is_json_type(value, rule["type"]):
+            kinds = rule["type"] if isinstance(rule["type"], list) else [rule["type"]]
             raise RPCError(INVALID_PARAMS, f"argument '{name}' must be {' or '.join(kinds)}")
-        if value not in rule.get("enum", [value]):
+        if "enum" in rule and value not in rule["enum"]:
             raise RPCError(INVALID_PARAMS, f"argument '{name}' must be one of {rule['enum']}")
 
 
-def is_json_type(value, kind: str) -> bool:
-    """Whether value has the JSON Schema type kind; true and false are not integers here."""
+def is_json_type(value, kind: str | list) -> bool:
+    """Whether value has the JSON Schema type kind (or one of a list of them); true and false are not integers."""
+    if isinstance(kind, list):
+        return any(is_json_type(value, one) for one in kind)
     if isinstance(value, bool):
         return kind == "boolean"
     return isinstance(value, PYTHON_TYPES.get(kind, object))
@@ -303,7 +307,7 @@ class MCPServer:
         self.log_level, self.subscriptions = "info", set()
         self._outbox = []
         # input_required (stateless era): each requestState is signed, and spent only once.
-        self._state_key = state_key or secrets.token_bytes(32)
+        self._state_key = state_key or os.urandom(32)
         self._states_issued, self._states_spent = 0, set()
         self._handlers = {  # the flat table _dispatch reads (course 000)
             "initialize": self._initialize, "ping": self._ping, "server/discover": self._discover,
@@ -405,7 +409,8 @@ class MCPServer:
             raise RPCError(INVALID_REQUEST, "method must be a string")
         if not isinstance(params, dict):
             raise RPCError(INVALID_REQUEST, "params must be an object")
-        param(params, "_meta", dict, {})  # read by the era check, Context and the stateless era
+        if "_meta" in params:
+            param(params, "_meta", dict)  # read by the era check, Context and the stateless era
         if is_notification(message):
             if method == "notifications/initialized" and self.protocol_version:
                 self._initialized = True  # the session is live only now (course 000, step 3)
@@ -482,6 +487,7 @@ class MCPServer:
         for template in () if entry else self.templates.values():
             match = template["pattern"].fullmatch(uri)
             if match:
+                import urllib.parse
                 entry, variables = template, {k: urllib.parse.unquote(v) for k, v in match.groupdict().items()}
                 break
         try:
@@ -566,17 +572,23 @@ class MCPServer:
         self._states_issued += 1
         payload = json.dumps({"tool": tool, "arguments": arguments, "n": self._states_issued}, sort_keys=True)
         body = base64.urlsafe_b64encode(payload.encode()).decode("ascii")
-        return body + "." + hmac.new(self._state_key, body.encode(), hashlib.sha256).hexdigest()
+        return body + "." + self._mac(body)
 
     def _spend_state(self, state, tool: str, arguments: dict):
         """Accept a requestState once, for the call it was minted for: the spec calls it attacker-controlled."""
+        import hmac
         body, _, mac = str(state).partition(".")
-        if not hmac.compare_digest(mac, hmac.new(self._state_key, body.encode(), hashlib.sha256).hexdigest()):
+        if not hmac.compare_digest(mac, self._mac(body)):
             raise RPCError(INVALID_PARAMS, "requestState is not one this server signed")
         payload = json.loads(base64.urlsafe_b64decode(body))
         if (payload["tool"], payload["arguments"], payload["n"] in self._states_spent) != (tool, arguments, False):
             raise RPCError(INVALID_PARAMS, "requestState belongs to another call, or was used already")
         self._states_spent.add(payload["n"])
+
+    def _mac(self, body: str) -> str:
+        """The HMAC-SHA256 of body under this server's key, in hex."""
+        import hashlib, hmac
+        return hmac.new(self._state_key, body.encode(), hashlib.sha256).hexdigest()
 
 
 def first_line(doc: str | None) -> str:
@@ -783,6 +795,8 @@ class MCPClient:
             "notifications/prompts/list_changed": lambda params: self.list_prompts(),
             "notifications/message": self.on_log, "notifications/progress": self.on_progress}
         notes = self.transport.drain()
+        if not notes:
+            return notes
         for note in notes:
             action = actions.get(note.get("method"))
             if action:
@@ -953,6 +967,7 @@ class StdioTransport(Transport):
 
     def __init__(self, command: list, trace=None, timeout: float = 30.0, env: dict | None = None, stderr=None):
         super().__init__(trace)
+        import subprocess
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env)
         self.timeout = timeout
         self._buffer = b""
@@ -977,6 +992,7 @@ class StdioTransport(Transport):
 
     def _read(self, deadline: float, waiting_for: dict) -> bytes:
         """The next bytes from the server's stdout, or TimeoutError once the deadline passes."""
+        import select
         fd = self.process.stdout.fileno()
         if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
             raise TimeoutError(f"no response to {waiting_for['method']} (id {waiting_for['id']}) in {self.timeout} s")
@@ -988,6 +1004,7 @@ class StdioTransport(Transport):
     def close(self) -> int:
         """Close stdin and wait for the server to exit; if it does not, terminate it, then kill it."""
         self.process.stdin.close()
+        import subprocess
         for stop in (None, self.process.terminate, self.process.kill):  # ask, then insist (WIRE.md 2)
             if stop:
                 stop()
@@ -1009,7 +1026,7 @@ NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": 
 
 def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):
     """A Streamable HTTP server at /mcp; factory() makes each session's MCPServer. Call serve_forever()."""
-    import http.server  # only when HTTP is served: stdio starts faster without it
+    import http.server, secrets, socket, urllib.parse  # only when HTTP is served
 
     sessions = {}  # Mcp-Session-Id -> (MCPServer, lock): one a client, in the handshake era
     sessions_lock = threading.Lock()
@@ -1133,6 +1150,7 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
 
 def serve_http(factory, host: str = "127.0.0.1", port: int = 8000):
     """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated."""
+    import signal
     httpd = http_server(factory, host, port)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a host's SIGTERM is a clean stop
     print(f"mcp_min: serving http://{host}:{httpd.server_address[1]}{MCP_PATH}", file=sys.stderr, flush=True)
@@ -1151,7 +1169,7 @@ class HttpTransport(Transport):
     """
 
     def __init__(self, url: str, trace=None, timeout: float = 30.0):
-        import http.client
+        import http.client, urllib.parse
         super().__init__(trace)
         parts = urllib.parse.urlsplit(url)
         self.connection = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
@@ -1183,6 +1201,10 @@ class HttpTransport(Transport):
 
     def _exchange(self, verb: str, body: bytes | None, headers: dict):
         """One HTTP exchange: (status, headers, body)."""
+        if self.connection.sock is None:  # (re)connect, and send each write at once: no 40 ms Nagle delay
+            import socket
+            self.connection.connect()
+            self.connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.connection.request(verb, self.path, body, headers)
         reply = self.connection.getresponse()
         return reply.status, reply.headers, reply.read()
@@ -1225,6 +1247,7 @@ def sse_messages(body: str) -> list:
 
 def tap(command: list, log=None) -> int:
     """Run command as a server, pass every byte through untouched both ways, and log each line."""
+    import subprocess
     child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
     log, log_lock = log or sys.stderr, threading.Lock()
 

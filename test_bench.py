@@ -25,8 +25,7 @@ def test_bench_quick_prints_each_row_with_a_number_and_the_ratios():
         if match:
             figures[match.group(1)] = int(match.group(2).replace(",", ""))
     with_sdk = importlib.util.find_spec("mcp") is not None
-    assert sorted(figures) == sorted(OUR_ROWS + (SDK_ROWS if with_sdk else []) +
-                                     ["http: same, TCP_NODELAY set by bench (diagnosis)"])
+    assert sorted(figures) == sorted(OUR_ROWS + (SDK_ROWS if with_sdk else []))
     assert all(value > 0 for name, value in figures.items() if not name.startswith("start:"))
     assert "in-memory: mcp_min / floor" in done.stdout
     assert "start: server_demo.py / python -c pass" in done.stdout
