@@ -8,10 +8,8 @@
 import argparse
 import json
 import pathlib
-import socket
 import subprocess
 import sys
-import time
 
 from mcp_min import (HttpTransport, InMemoryTransport, MCPClient, RPCError, StdioTransport, print_trace,
                      request)
@@ -36,31 +34,17 @@ def open_transport(kind: str, allow: str | None = None):
     if kind == "stdio":
         transport = StdioTransport([sys.executable, str(HERE / "server_demo.py"), *flags], trace=print_trace)
         return transport, transport.close
-    with socket.socket() as probe:  # a free loopback port for this run
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    child = subprocess.Popen([sys.executable, str(HERE / "server_demo.py"), "--http", "--port", str(port), *flags],
-                             stderr=subprocess.DEVNULL)
-    wait_for_port(port)
-    transport = HttpTransport(f"http://127.0.0.1:{port}/mcp", trace=print_trace)
+    child = subprocess.Popen([sys.executable, str(HERE / "server_demo.py"), "--http", "--port", "0", *flags],
+                             stderr=subprocess.PIPE, text=True)
+    url = child.stderr.readline().split()[-1]  # "mcp_min: serving http://127.0.0.1:PORT/mcp", once it listens
+    transport = HttpTransport(url, trace=print_trace)
 
     def stop():
         transport.close()
         child.terminate()
+        child.stderr.close()
         return child.wait()
     return transport, stop
-
-
-def wait_for_port(port: int, seconds: float = 10.0):
-    """Wait until something listens on the loopback port."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"no server on port {port}")
 
 
 def attempt(call):

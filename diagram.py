@@ -17,7 +17,6 @@ from mcp_min import InMemoryTransport, MCPClient, RPCError, print_trace
 
 HERE = pathlib.Path(__file__).resolve().parent
 README = HERE / "README.md"
-START, END = "<!-- diagram:start -->", "<!-- diagram:end -->"
 UNSAFE = re.compile(r"[^A-Za-z0-9 _./:,'()\[\]=+-]+")  # Mermaid reads ; # and newlines as syntax
 MAX_ERROR_TEXT = 36  # an error's message is cut to this many characters in its arrow's label
 
@@ -114,32 +113,45 @@ def worked_trace() -> Recording:
     return rec
 
 
-def readme_block() -> str:
+def diagram_block() -> str:
     """What belongs between README.md's diagram markers."""
-    return (f"{START}\nCourse 000's worked trace, drawn from a real run of `server_demo.py` "
-            f"(`python diagram.py --readme` redraws it; a test checks it is current):\n\n"
-            f"{worked_trace()._repr_markdown_()}\n{END}")
+    return ("Course 000's worked trace, drawn from a real run of `server_demo.py` "
+            "(`python diagram.py --readme` redraws it; a test checks it is current):\n\n"
+            f"{worked_trace()._repr_markdown_()}")
 
 
-def current_block(text: str) -> str:
-    """The README's block from the start marker to the end marker, both included."""
-    start, end = text.index(START), text.index(END) + len(END)
-    return text[start:end]
+def transcript_block() -> str:
+    """The start of client_demo.py's stored transcript (part 1, steps 1-6), each line cut to fit."""
+    lines = (HERE / "transcripts" / "client_demo_stdio.txt").read_text(encoding="utf-8").splitlines()
+    shown = [line if len(line) <= TRANSCRIPT_WIDTH else line[:TRANSCRIPT_WIDTH - 1] + "…"
+             for line in lines[:lines.index("# lattice: an unknown tool is -32601")]]
+    return "```\n" + "\n".join(shown).rstrip() + "\n```"
+
+
+TRANSCRIPT_WIDTH = 150  # README lines are cut here; transcripts/ holds them whole
+BLOCKS = {"diagram": diagram_block, "transcript": transcript_block}  # <!-- NAME:start --> ... <!-- NAME:end -->
+
+
+def current_block(text: str, name: str) -> str:
+    """The README's text between the markers of block name."""
+    start = text.index(f"<!-- {name}:start -->") + len(f"<!-- {name}:start -->")
+    return text[start:text.index(f"<!-- {name}:end -->")]
 
 
 def main(argv: list | None = None) -> int:
-    """--readme rewrites README.md's diagram block; --check exits 1 if it is stale."""
+    """--readme rewrites README.md's generated blocks; --check exits 1 if one is stale."""
     args = sys.argv[1:] if argv is None else argv
     text = README.read_text(encoding="utf-8")
-    block = readme_block()
+    stale = [name for name, make in BLOCKS.items() if current_block(text, name) != f"\n{make()}\n"]
     if args == ["--readme"]:
-        README.write_text(text.replace(current_block(text), block), encoding="utf-8")
+        for name, make in BLOCKS.items():
+            text = text.replace(f"<!-- {name}:start -->{current_block(text, name)}", f"<!-- {name}:start -->\n{make()}\n")
+        README.write_text(text, encoding="utf-8")
         return 0
     if args == ["--check"]:
-        if current_block(text) != block:
-            print("README.md's diagram is stale: run python diagram.py --readme", file=sys.stderr)
-            return 1
-        return 0
+        for name in stale:
+            print(f"README.md's {name} block is stale: run python diagram.py --readme", file=sys.stderr)
+        return 1 if stale else 0
     print("usage: python diagram.py --readme | --check", file=sys.stderr)
     return 2
 
