@@ -247,7 +247,7 @@ class Context:
 
     def __init__(self, server, params: dict, inputs: dict):
         meta = params.get("_meta") or {}
-        self.outbox = server._outbox
+        self.queue = server.queue
         self.progress_token = meta.get("progressToken")  # no token: the client wants no progress
         self.stateless = PROTOCOL_VERSION_KEY in meta
         # 2026-07-28 has no logging/setLevel: a request asks for log lines in its own _meta, or gets none.
@@ -260,7 +260,7 @@ class Context:
         """Send notifications/message, unless level is below the one the client set."""
         if self.log_level in LOG_LEVELS and LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level):
             params = {"level": level, "data": data} | ({"logger": logger} if logger else {})
-            self.outbox.append(notification("notifications/message", params))
+            self.queue(notification("notifications/message", params))
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None):
         """Send notifications/progress for the request's progressToken; progress must grow."""
@@ -270,7 +270,7 @@ class Context:
             raise ValueError(f"progress must increase: {progress} after {self.last_progress}")
         self.last_progress = progress
         params = {"progressToken": self.progress_token, "progress": progress, "total": total, "message": message}
-        self.outbox.append(notification("notifications/progress", {k: v for k, v in params.items() if v is not None}))
+        self.queue(notification("notifications/progress", {k: v for k, v in params.items() if v is not None}))
 
     def elicit(self, key: str, message: str, schema: dict) -> dict:
         """Ask the user through the client (elicitation/create); the answer comes with the client's retry."""
@@ -306,6 +306,7 @@ class MCPServer:
         self.protocol_version = self.client_info = None
         self.log_level, self.subscriptions = "info", set()
         self._outbox = []
+        self.on_queue = None  # set by a transport that can deliver a notification before the answer is ready
         # input_required (stateless era): each requestState is signed, and spent only once.
         self._state_key = state_key or os.urandom(32)
         self._states_issued, self._states_spent = 0, set()
@@ -373,12 +374,18 @@ class MCPServer:
     def _list_changed(self, kind: str, notify: bool):
         """Queue notifications/<kind>/list_changed: a bare cache invalidation, no payload (course 000)."""
         if notify and self._initialized:
-            self._outbox.append(notification(f"notifications/{kind}/list_changed"))
+            self.queue(notification(f"notifications/{kind}/list_changed"))
 
     def resource_updated(self, uri: str):
         """Tell a subscribed client that the resource at uri changed (notifications/resources/updated)."""
         if uri in self.subscriptions and self._initialized:
-            self._outbox.append(notification("notifications/resources/updated", {"uri": uri}))
+            self.queue(notification("notifications/resources/updated", {"uri": uri}))
+
+    def queue(self, note: dict):
+        """Put a notification in the outbox; a transport that set on_queue delivers it at once."""
+        self._outbox.append(note)
+        if self.on_queue:
+            self.on_queue()  # stdio: a tool's progress reaches the client while the tool still runs
 
     # -- the one entry point --
 
@@ -930,6 +937,7 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
     """Serve one client over stdio: a message per line in, answers per line out, until end of input."""
     stdout = stdout or claim_stdout()
     stdin = stdin or sys.stdin.buffer
+    server.on_queue = lambda: write_lines(stdout, take_outbox(server))  # notifications go out as they come
     while line := stdin.readline(MAX_MESSAGE_BYTES + 1):  # end of input ends the loop: exit code 0
         if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
             while (rest := stdin.readline(MAX_MESSAGE_BYTES)) and not rest.endswith(b"\n"):
@@ -942,11 +950,14 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
                 answer = server.handle(parse(line))
             except RPCError as exc:  # raised by parse(): not JSON, so there is no id to answer
                 answer = error_response(None, exc.code, exc.message)
-        for note in take_outbox(server):  # queued while handling: written before the answer
-            stdout.write(encode(note).encode() + b"\n")
-        if answer is not None:
-            stdout.write(encode(answer).encode() + b"\n")
-        stdout.flush()
+        write_lines(stdout, take_outbox(server) + ([answer] if answer is not None else []))  # the outbox first
+
+
+def write_lines(stdout, messages: list):
+    """Write each message as one line, and flush."""
+    for message in messages:
+        stdout.write(encode(message).encode() + b"\n")
+    stdout.flush()
 
 
 def claim_stdout():
