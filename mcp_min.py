@@ -1293,14 +1293,16 @@ def tap(command: list, log=None) -> int:
 
 
 def main(argv: list | None = None) -> int:
-    """The command line: python mcp_min.py tap [--log FILE] -- <server command>."""
+    """The command line: python mcp_min.py tap [--log FILE] [--] <server command> [args...]."""
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] != ["tap"] or "--" not in args or not args[args.index("--") + 1:]:
-        print("usage: python mcp_min.py tap [--log FILE] -- <server command> [args...]", file=sys.stderr)
+    log_path = args[2] if args[1:2] == ["--log"] and len(args) > 2 else None
+    command = args[3:] if log_path else args[1:]
+    command = command[1:] if command[:1] == ["--"] else command  # "--" may be eaten by the host: optional
+    if args[:1] != ["tap"] or not command:
+        print("usage: python mcp_min.py tap [--log FILE] [--] <server command> [args...]", file=sys.stderr)
         return 2
-    options, command = args[1:args.index("--")], args[args.index("--") + 1:]
-    if options[:1] == ["--log"] and len(options) == 2:
-        with open(options[1], "a", encoding="utf-8") as log:
+    if log_path:
+        with open(log_path, "a", encoding="utf-8") as log:
             return tap(command, log)
     return tap(command)
 

@@ -408,6 +408,21 @@ def test_tap_logs_a_last_line_that_lacks_its_newline(tmp_path):
     assert [text for text in logged if text.startswith("→")] == [logged_as("→", ping(1)), logged_as("→", last)]
 
 
+def test_tap_takes_the_server_command_with_or_without_the_separator(tmp_path):
+    # Some hosts (the Inspector's CLI) swallow "--"; the tap reads the command the same either way.
+    with_separator = run_lines(TAP + ["--log", str(tmp_path / "a.log"), "--"] + DEMO, ping(1))
+    without = run_lines(TAP + ["--log", str(tmp_path / "b.log")] + DEMO, ping(1))
+    assert with_separator.stdout == without.stdout == line(pong(1))
+    assert (tmp_path / "a.log").read_text(encoding="utf-8") == (tmp_path / "b.log").read_text(encoding="utf-8")
+
+
+def test_tap_without_a_command_prints_its_usage():
+    # No server command: exit code 2 and a usage line on stderr, nothing on stdout.
+    done = run_lines(TAP + ["--log", "x.log"], b"")
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr.startswith(b"usage: python mcp_min.py tap")
+
+
 def nested_ping(id: int, depth: int) -> bytes:
     """A ping whose params nest arrays so that the whole message is depth levels deep."""
     inner = "[" * (depth - 2) + "]" * (depth - 2)
