@@ -726,7 +726,8 @@ class MCPClient:
     def discover(self) -> dict:
         """server/discover: what a 2026-07-28 server speaks, asked without a handshake."""
         result = self.request("server/discover", stateless=True)
-        self.server_info, self.server_capabilities = result["_meta"].get(SERVER_INFO_KEY), result["capabilities"]
+        self.server_info = result.get("_meta", {}).get(SERVER_INFO_KEY)
+        self.server_capabilities = result.get("capabilities")
         return result
 
     def connect(self, mode: str = "auto") -> dict:
@@ -736,8 +737,8 @@ class MCPClient:
         if mode == "auto":
             try:
                 result = self.discover()
-            except (RPCError, KeyError, TimeoutError):
-                return self.initialize()  # an older server: -32601 or the like, a malformed answer, or silence
+            except (RPCError, TimeoutError):
+                return self.initialize()  # an older server: -32601 or the like, or silence
             if STATELESS_VERSIONS[0] in result.get("supportedVersions", []):
                 self.era, self.protocol_version = "stateless", STATELESS_VERSIONS[0]
                 return result
@@ -796,14 +797,14 @@ class MCPClient:
 
     def _pump_notifications(self) -> list:
         """Drain what the server pushed: re-list on list_changed, and hand log lines and progress to the callbacks."""
+        notes = self.transport.drain()
+        if not notes:
+            return notes  # the usual case after a call, kept cheap
         actions = {  # list_changed is an invalidation, not a diff: fetch the list again
             "notifications/tools/list_changed": lambda params: self.list_tools(refresh=True),
             "notifications/resources/list_changed": lambda params: self.list_resources(),
             "notifications/prompts/list_changed": lambda params: self.list_prompts(),
             "notifications/message": self.on_log, "notifications/progress": self.on_progress}
-        notes = self.transport.drain()
-        if not notes:
-            return notes
         for note in notes:
             action = actions.get(note.get("method"))
             if action:
