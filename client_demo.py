@@ -76,7 +76,7 @@ def part_one(kind: str):
     attempt(lambda: client.call_tool("add", {"x": 2}))
     caption("lattice: the tool raised: an isError result the model can read, not a protocol error")
     client.call_tool("count_lessons", {"course": "postgres"})
-    caption("a tool that talks while it runs: progress and a log line arrive before its answer")
+    caption("a tool that talks while it runs: progress and a log line arrive before its response")
     client.call_tool("count_slowly", {"n": 3}, progress=True)
     print(f"  server exited with code {stop()}")
 

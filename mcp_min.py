@@ -14,7 +14,8 @@ Glossary (one word per concept; the module uses no synonyms):
   message       one JSON-RPC object on the wire: a request, a notification or a response
   request       a message with an "id" and a "method"; it gets exactly one response
   notification  a message with a "method" and no "id" key; it never gets a response
-  response      a message that echoes a request's id and holds a result or an error
+  response      a message that echoes a request's id and holds a result or an error (a variable
+                holding one is named `reply`, as `response()` is the function that builds one)
   result        the object a successful response carries
   error         the {code, message, data?} object a failed response carries
   tool          a function a client may call (tools/call)
@@ -227,7 +228,7 @@ def param(params: dict, key: str, kind: type, default=None):
 
 
 class InputRequired(Exception):
-    """Raised inside a tool by Context.elicit; _call_tool answers input_required instead."""
+    """Raised inside a tool by Context.elicit; _call_tool responds input_required instead."""
 
     def __init__(self, key: str, input_request: dict):
         super().__init__(key)
@@ -273,12 +274,12 @@ class Context:
         self.queue(notification("notifications/progress", {k: v for k, v in params.items() if v is not None}))
 
     def elicit(self, key: str, message: str, schema: dict) -> dict:
-        """Ask the user through the client (elicitation/create); the answer comes with the client's retry."""
+        """Ask the user through the client (elicitation/create); the user's input comes with the client's retry."""
         if key in self.inputs:
             return self.inputs[key]
         if not self.stateless or "elicitation" not in self.client_capabilities:
             # This lab sends no server-to-client requests: only 2026-07-28's input_required can ask.
-            raise RuntimeError(f"this needs the user's answer ('{key}'), which only a 2026-07-28 client "
+            raise RuntimeError(f"this needs the user's input ('{key}'), which only a 2026-07-28 client "
                                "that declares the elicitation capability can give")
         raise InputRequired(key, {"method": "elicitation/create",
                                   "params": {"message": message, "requestedSchema": schema}})
@@ -306,7 +307,7 @@ class MCPServer:
         self.protocol_version = self.client_info = None
         self.log_level, self.subscriptions = "info", set()
         self._outbox = []
-        self.on_queue = None  # set by a transport that can deliver a notification before the answer is ready
+        self.on_queue = None  # set by a transport that can deliver a notification before the response is ready
         # input_required (stateless era): each requestState is signed, and spent only once.
         self._state_key = state_key or os.urandom(32)
         self._states_issued, self._states_spent = 0, set()
@@ -390,9 +391,9 @@ class MCPServer:
     # -- the one entry point --
 
     def handle(self, message) -> dict | None:
-        """Answer one message: its response, or None for a notification (never a reply, not even an error)."""
+        """Handle one message: its response, or None for a notification (never a response, not even an error)."""
         if not isinstance(message, dict):
-            # A batch (a list) or a scalar: no request object, no id to answer (batches left in 2025-06-18).
+            # A batch (a list) or a scalar: no request object, no id to respond to (batches left in 2025-06-18).
             return error_response(None, INVALID_REQUEST, "a message must be a JSON object")
         if "method" not in message and ("result" in message or "error" in message):
             return None  # a response: this lab sends no requests, so it awaits none
@@ -403,7 +404,7 @@ class MCPServer:
             reply = error_response(id, exc.code, exc.message, exc.data)
         except Exception as exc:  # tier 2: a handler bug becomes -32603, never a traceback on the wire
             reply = error_response(id, INTERNAL_ERROR, f"internal error: {exc!r}"[:200])
-        return None if is_notification(message) else reply  # tier 3: a notification is never answered
+        return None if is_notification(message) else reply  # tier 3: a notification never gets a response
 
     def _serve(self, message: dict):
         """Check the message, pick its era, pass the handshake gate, and dispatch."""
@@ -436,7 +437,7 @@ class MCPServer:
             raise RPCError(METHOD_NOT_FOUND, f"method not found: {method}")
         return handler(params)
 
-    # -- the handlers, each under the request it answers --
+    # -- the handlers, each under the request it serves --
 
     def _initialize(self, params):
         # initialize {protocolVersion, capabilities, clientInfo}
@@ -678,7 +679,7 @@ class MCPClient:
         client.connect()  # server/discover, or the handshake when the server is older
         client.call_tool("add", {"x": 2, "y": 3})
     on_log and on_progress receive the params of notifications/message and notifications/progress;
-    on_input(input_request) answers an input_required request with the result to send back.
+    on_input(input_request) returns the user's input for an input_required request (an elicitation result).
     """
 
     def __init__(self, transport, name: str = "mcp_min", version: str = "0.1.0",
@@ -713,7 +714,7 @@ class MCPClient:
         self.transport.send(notification(method, params))
 
     def initialize(self, protocol_version: str = HANDSHAKE_VERSIONS[0]) -> dict:
-        """The handshake: initialize, check the answer, then notifications/initialized (course 000)."""
+        """The handshake: initialize, check the response, then notifications/initialized (course 000)."""
         result = self.request("initialize", {"protocolVersion": protocol_version, "capabilities": self.capabilities,
                                              "clientInfo": self.client_info})
         if result.get("protocolVersion") not in HANDSHAKE_VERSIONS:
@@ -758,7 +759,7 @@ class MCPClient:
         return self.tools_cache
 
     def call_tool(self, name: str, arguments: dict | None = None, progress: bool = False) -> dict:
-        """tools/call; an input_required answer goes to on_input and the call is retried, a bounded number of times."""
+        """tools/call; an input_required result goes to on_input and the call is retried, a bounded number of times."""
         params = {"name": name, "arguments": arguments or {}}
         if progress:
             params["_meta"] = {"progressToken": self.next_id}  # the request id, as the SDK does
@@ -769,8 +770,8 @@ class MCPClient:
                 return result
             if self.on_input is None:
                 raise RuntimeError(f"{name} needs input, and this client has no on_input callback")
-            answers = {key: self.on_input(asked) for key, asked in result.get("inputRequests", {}).items()}
-            params = {**params, "inputResponses": answers, "requestState": result.get("requestState")}
+            inputs = {key: self.on_input(asked) for key, asked in result.get("inputRequests", {}).items()}
+            params = {**params, "inputResponses": inputs, "requestState": result.get("requestState")}
         raise RuntimeError(f"{name} still needs input after {MAX_INPUT_ROUNDS} rounds")
 
     def list_resources(self) -> list:
@@ -892,7 +893,7 @@ class Transport:
             self.trace(direction, message)
         return message
 
-    def is_answer(self, incoming: dict, id) -> bool:
+    def is_response_to(self, incoming: dict, id) -> bool:
         """Keep a notification for drain(); tell whether incoming is the response to request id."""
         if "method" in incoming and "id" not in incoming:
             self.notifications.append(incoming)
@@ -935,7 +936,7 @@ class InMemoryTransport(Transport):
 # -- stdio: one message per line; stdout carries the wire and nothing else --
 
 def serve_stdio(server: MCPServer, stdin=None, stdout=None):
-    """Serve one client over stdio: a message per line in, answers per line out, until end of input."""
+    """Serve one client over stdio: a message per line in, responses per line out, until end of input."""
     stdout = stdout or claim_stdout()
     stdin = stdin or sys.stdin.buffer
     server.on_queue = lambda: write_lines(stdout, take_outbox(server))  # notifications go out as they come
@@ -943,15 +944,15 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
         if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
             while (rest := stdin.readline(MAX_MESSAGE_BYTES)) and not rest.endswith(b"\n"):
                 pass  # drop the rest of the oversized line
-            answer = error_response(None, INVALID_REQUEST, f"message larger than {MAX_MESSAGE_BYTES} bytes")
+            reply = error_response(None, INVALID_REQUEST, f"message larger than {MAX_MESSAGE_BYTES} bytes")
         elif not line.strip():
             continue
         else:
             try:
-                answer = server.handle(parse(line))
-            except RPCError as exc:  # raised by parse(): not JSON, so there is no id to answer
-                answer = error_response(None, exc.code, exc.message)
-        write_lines(stdout, take_outbox(server) + ([answer] if answer is not None else []))  # the outbox first
+                reply = server.handle(parse(line))
+            except RPCError as exc:  # raised by parse(): not JSON, so there is no id to respond to
+                reply = error_response(None, exc.code, exc.message)
+        write_lines(stdout, take_outbox(server) + ([reply] if reply is not None else []))  # the outbox first
 
 
 def write_lines(stdout, messages: list):
@@ -971,10 +972,10 @@ def claim_stdout():
 
 
 class StdioTransport(Transport):
-    """A server as a child process: requests to its stdin, answers read from its stdout.
+    """A server as a child process: requests to its stdin, responses read from its stdout.
 
         transport = StdioTransport([sys.executable, "server_demo.py"], trace=print_trace)
-    The answer is read on the caller's own thread; select() bounds each wait by `timeout` seconds.
+    The response is read on the caller's own thread; select() bounds each wait by `timeout` seconds.
     """
 
     def __init__(self, command: list, trace=None, timeout: float = 30.0, env: dict | None = None, stderr=None):
@@ -998,7 +999,7 @@ class StdioTransport(Transport):
                 incoming = json.loads(line)
             except (ValueError, RecursionError):
                 continue  # junk on the server's stdout (a stray print) is not a message
-            if isinstance(incoming, dict) and self.is_answer(self.traced("←", incoming), message["id"]):
+            if isinstance(incoming, dict) and self.is_response_to(self.traced("←", incoming), message["id"]):
                 return incoming
         return None
 
@@ -1056,7 +1057,7 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
 
         def do_DELETE(self):
             if self.is_allowed() and self.session(end=True):
-                self.reply(200, None)
+                self.respond(200, None)
 
         def do_POST(self):
             length = self.headers.get("Content-Length", "")
@@ -1067,23 +1068,23 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             try:
                 message = parse(self.rfile.read(int(length)))  # once the body is read, the connection is reusable
             except RPCError as exc:
-                return self.reply(400, error_response(None, exc.code, exc.message))
+                return self.respond(400, error_response(None, exc.code, exc.message))
             version = self.headers.get("MCP-Protocol-Version")
             if not isinstance(message, dict) or is_stateless(message):
                 self.post_stateless(message)
             elif version is not None and version not in PUBLISHED_VERSIONS:
-                self.reply(400, error_response(None, INVALID_REQUEST, f"unknown MCP-Protocol-Version {version}"))
+                self.respond(400, error_response(None, INVALID_REQUEST, f"unknown MCP-Protocol-Version {version}"))
             elif message.get("method") == "initialize":  # a new session, named by an unguessable id
                 entry, sid = (factory(), threading.Lock()), secrets.token_urlsafe(24)
-                answer, notes = self.serve(entry, message)
-                opened = bool(answer and "result" in answer)
+                reply, notes = self.serve(entry, message)
+                opened = bool(reply and "result" in reply)
                 if opened:
                     with sessions_lock:
                         sessions[sid] = entry
-                self.reply(200 if answer else 202, answer, notes, {"Mcp-Session-Id": sid} if opened else {})
+                self.respond(200 if reply else 202, reply, notes, {"Mcp-Session-Id": sid} if opened else {})
             elif entry := self.session():
-                answer, notes = self.serve(entry, message)
-                self.reply(200 if answer else 202, answer, notes)  # 202: a notification, or a response
+                reply, notes = self.serve(entry, message)
+                self.respond(200 if reply else 202, reply, notes)  # 202: a notification, or a response
 
         def post_stateless(self, message):
             """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses (WIRE.md 7)."""
@@ -1095,15 +1096,15 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             wrong = [header for header, value in expected.items() if header_text(self.headers.get(header)) != value]
             if wrong and PROTOCOL_VERSION_KEY in meta:
                 problem = f"the {wrong[0]} header does not match the body"
-                return self.reply(400, error_response(message.get("id"), HEADER_MISMATCH, problem))
-            answer, notes = self.serve(shared, message)
-            code = (answer or {}).get("error", {}).get("code")
-            status = 200 if answer else 202  # a tool's failure, or the lab's unknown tool, is still a 200
+                return self.respond(400, error_response(message.get("id"), HEADER_MISMATCH, problem))
+            reply, notes = self.serve(shared, message)
+            code = (reply or {}).get("error", {}).get("code")
+            status = 200 if reply else 202  # a tool's failure, or the lab's unknown tool, is still a 200
             if code in (UNSUPPORTED_PROTOCOL_VERSION, INVALID_REQUEST, PARSE_ERROR) or (code == INVALID_PARAMS and CLIENT_CAPABILITIES_KEY not in meta):
                 status = 400
             elif code == METHOD_NOT_FOUND and (method not in shared[0]._handlers or method in HANDSHAKE_ONLY):
                 status = 404  # the method itself is unknown here
-            self.reply(status, answer, notes)
+            self.respond(status, reply, notes)
 
         def serve(self, entry, message):
             """handle() under the session's lock, with the notifications it queued."""
@@ -1111,13 +1112,13 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
                 return entry[0].handle(message), take_outbox(entry[0])
 
         def session(self, end: bool = False):
-            """The session that Mcp-Session-Id names (ended, if end); else answer 400 or 404 and return None."""
+            """The session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
             sid = self.headers.get("Mcp-Session-Id")
             with sessions_lock:
                 entry = sessions.pop(sid, None) if end else sessions.get(sid)
             if entry is None:
                 status, reason = (400, "missing Mcp-Session-Id") if sid is None else (404, "unknown or ended session")
-                self.reply(status, error_response(None, INVALID_REQUEST, reason))
+                self.respond(status, error_response(None, INVALID_REQUEST, reason))
             return entry
 
         def is_allowed(self) -> bool:
@@ -1131,23 +1132,23 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             return True
 
         def refuse(self, status: int, reason: str) -> bool:
-            """Answer, drain the body, and close: a kept-alive connection never reads a stale body as a request."""
+            """Respond, drain the body, and close: a kept-alive connection never reads a stale body as a request."""
             self.close_connection = True
-            self.reply(status, error_response(None, INVALID_REQUEST, reason), [], {"Connection": "close"})
-            self.connection.shutdown(socket.SHUT_WR)  # the answer is complete, and the client sees it end
+            self.respond(status, error_response(None, INVALID_REQUEST, reason), [], {"Connection": "close"})
+            self.connection.shutdown(socket.SHUT_WR)  # the response is complete, and the client sees it end
             self.connection.settimeout(2)
-            try:  # read what the client still sends (a body it writes before reading), so it gets the answer
+            try:  # read what the client still sends (a body it writes before reading), so that it reads the response
                 while self.connection.recv(1 << 20):
                     pass
             except OSError:
-                pass  # the client closed, or took too long: either way the answer is out
+                pass  # the client closed, or took too long: either way the response is out
             return False
 
-        def reply(self, status: int, answer, notes=(), headers=None):
-            """Send the answer as JSON, or as an event stream when notifications go first and SSE is accepted."""
-            body, kind = (encode(answer).encode() if answer else b""), "application/json"
+        def respond(self, status: int, reply, notes=(), headers=None):
+            """Send the response as JSON, or as an event stream when notifications go first and SSE is accepted."""
+            body, kind = (encode(reply).encode() if reply else b""), "application/json"
             if notes and "text/event-stream" in self.headers.get("Accept", ""):
-                body = "".join(f"event: message\ndata: {encode(m)}\n\n" for m in [*notes, answer]).encode()
+                body = "".join(f"event: message\ndata: {encode(m)}\n\n" for m in [*notes, reply]).encode()
                 kind = "text/event-stream"
             self.send_response(status)
             for name, value in {**(headers or {}), "Content-Type": kind, "Content-Length": str(len(body))}.items():
@@ -1177,7 +1178,7 @@ class HttpTransport(Transport):
     """The client's side of Streamable HTTP: one POST a message, on one kept-alive connection.
 
         transport = HttpTransport("http://127.0.0.1:8000/mcp", trace=print_trace)
-    It keeps Mcp-Session-Id and MCP-Protocol-Version, and reads JSON or event-stream answers.
+    It keeps Mcp-Session-Id and MCP-Protocol-Version, and reads JSON or event-stream responses.
     """
 
     def __init__(self, url: str, trace=None, timeout: float = 30.0):
@@ -1189,7 +1190,7 @@ class HttpTransport(Transport):
         self.session_id = self.protocol_version = None
 
     def send(self, message: dict) -> dict | None:
-        """POST one message: 202 means no answer; a JSON or event-stream body holds the response."""
+        """POST one message: 202 means no response; a JSON or event-stream body holds the response."""
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         meta = (message.get("params") or {}).get("_meta") or {}
         if PROTOCOL_VERSION_KEY in meta:  # stateless: the headers repeat what the body says
@@ -1204,12 +1205,12 @@ class HttpTransport(Transport):
             return None
         stream = reply_headers.get("Content-Type", "").startswith("text/event-stream")
         incoming = sse_messages(body.decode()) if stream else [json.loads(body)]
-        answer = next((m for m in incoming if self.is_answer(self.traced("←", m), message["id"])), None)
-        if answer is None:
+        reply = next((m for m in incoming if self.is_response_to(self.traced("←", m), message["id"])), None)
+        if reply is None:
             raise ConnectionError(f"HTTP {status}: {body[:200].decode(errors='replace')}")
-        if message["method"] == "initialize" and "result" in answer:
-            self.protocol_version = answer["result"].get("protocolVersion")
-        return answer
+        if message["method"] == "initialize" and "result" in reply:
+            self.protocol_version = reply["result"].get("protocolVersion")
+        return reply
 
     def _exchange(self, verb: str, body: bytes | None, headers: dict):
         """One HTTP exchange: (status, headers, body)."""
@@ -1268,7 +1269,7 @@ def tap(command: list, log=None) -> int:
         pending = b""
         while chunk := os.read(source, 65536):
             *lines, pending = (pending + chunk).split(b"\n")
-            write_log(arrow, lines)  # logged first, so that a request is always logged before its answer
+            write_log(arrow, lines)  # logged first, so that a request is always logged before its response
             unsent = chunk
             while unsent:  # then the bytes, unchanged
                 unsent = unsent[os.write(target, unsent):]
