@@ -131,7 +131,10 @@ def main(argv=None) -> int:
     if args.http:
         serve_http(lambda: make_server(allow, key), port=args.port)
     else:
-        serve_stdio(make_server(allow, key))
+        try:
+            serve_stdio(make_server(allow, key))
+        except KeyboardInterrupt:
+            return 130  # Ctrl-C in a terminal: stop quietly, as a shell expects
     return 0
 
 
