@@ -137,13 +137,18 @@ def demo_http_url():
         url = re.search(rb"http://127\.0\.0\.1:\d+/mcp", announced).group().decode()
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         process.stderr.close()
+
+
+def stop(process: subprocess.Popen):
+    """Terminate a server child, and kill it if it does not exit within 5 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def run_sdk_over_http(url: str, mode: str) -> tuple[dict, list]:
@@ -239,12 +244,7 @@ def sdk_http_url(tmp_path_factory):
                 time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 # ---- 1. the official client drives server_demo over stdio ----
