@@ -3,6 +3,7 @@
     python client_demo.py                     # over stdio: server_demo.py runs as a child process
     python client_demo.py --transport memory  # the same server in this process
     python client_demo.py --transport http    # server_demo.py --http on a free loopback port
+    python client_demo.py --full              # each message whole (by default a line is cut at 120 columns)
 """
 
 import argparse
@@ -15,12 +16,18 @@ from mcp_min import (HttpTransport, InMemoryTransport, MCPClient, RPCError, Stdi
                      request)
 
 HERE = pathlib.Path(__file__).resolve().parent
-STATE_KEY = "demo-key"  # a fixed signing key, so requestState prints the same in every run
+STATE_KEY = "demo-key"  # a fixed signing key for the demo server
+WIDTH = 120  # a printed message is cut here (with "…") unless --full
 
 
 def caption(text: str):
     """One line that says what the next messages are."""
     print(f"\n# {text}", flush=True)
+
+
+def trace(direction: str, message: dict):
+    """Print each message as it crosses, cut to WIDTH columns (None: whole)."""
+    print_trace(direction, message, WIDTH)
 
 
 def open_transport(kind: str, allow: str | None = None):
@@ -30,14 +37,14 @@ def open_transport(kind: str, allow: str | None = None):
         sys.path.insert(0, str(HERE))
         from server_demo import DEFAULT_ALLOW, make_server
         server = make_server(allow.split(",") if allow else DEFAULT_ALLOW, STATE_KEY.encode())
-        return InMemoryTransport(server, trace=print_trace), lambda: 0
+        return InMemoryTransport(server, trace=trace), lambda: 0
     if kind == "stdio":
-        transport = StdioTransport([sys.executable, str(HERE / "server_demo.py"), *flags], trace=print_trace)
+        transport = StdioTransport([sys.executable, str(HERE / "server_demo.py"), *flags], trace=trace)
         return transport, transport.close
     child = subprocess.Popen([sys.executable, str(HERE / "server_demo.py"), "--http", "--port", "0", *flags],
                              stderr=subprocess.PIPE, text=True)
     url = child.stderr.readline().split()[-1]  # "mcp_min: serving http://127.0.0.1:PORT/mcp", once it listens
-    transport = HttpTransport(url, trace=print_trace)
+    transport = HttpTransport(url, trace=trace)
 
     def stop():
         transport.close()
@@ -101,7 +108,7 @@ def part_two(kind: str):
     print(f"  server exited with code {stop()}")
 
     transport, stop = open_transport(kind, allow="add,delete_db")
-    client = MCPClient(transport, name="client_demo", on_input=confirm)
+    client = MCPClient(transport, name="client_demo", on_elicit=confirm)
     caption("delete_db on a session that allows it: input_required, the user confirms, the retry")
     client.connect()
     client.call_tool("delete_db")
@@ -118,7 +125,10 @@ def main(argv=None) -> int:
     """Run both parts over the chosen transport."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--transport", choices=["stdio", "memory", "http"], default="stdio")
+    parser.add_argument("--full", action="store_true", help="print each message whole")
     args = parser.parse_args(argv)
+    global WIDTH
+    WIDTH = None if args.full else WIDTH
     print(f"=== Part 1: the handshake era (course 000), over {args.transport} ===")
     part_one(args.transport)
     print(f"\n=== Part 2: the stateless era (course 004), over {args.transport} ===")

@@ -25,11 +25,11 @@ class Recording:
     """A trace hook: rec(direction, message) keeps the message and, if echo, prints it like print_trace.
 
     direction is "→" (client to server) or "←" (server to client); a str message is a raw line that is
-    not JSON, printed as it is.
+    not JSON, printed as it is. width, if given, cuts each printed line (with "…").
     """
 
-    def __init__(self, echo: bool = True):
-        self.echo = echo
+    def __init__(self, echo: bool = True, width: int | None = None):
+        self.echo, self.width = echo, width
         self.messages = []  # (direction, message) in the order they crossed
 
     def __call__(self, direction: str, message):
@@ -37,7 +37,7 @@ class Recording:
         if self.echo and isinstance(message, str):
             print(direction, message, flush=True)
         elif self.echo:
-            print_trace(direction, message)
+            print_trace(direction, message, self.width)
 
     def __repr__(self) -> str:
         return f"Recording({len(self.messages)} messages)"
@@ -79,6 +79,8 @@ def label(message) -> str:
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         name = params.get("name") if message["method"] in ("tools/call", "prompts/get") else None
         text = str(message["method"]) + (f" {name}" if isinstance(name, str) else "")
+        if isinstance(params.get("inputResponses"), dict):
+            text += " answering " + " ".join(params["inputResponses"])  # a retry after input_required
         return safe(text) + tag
     if isinstance(message.get("error"), dict):
         error = message["error"]
@@ -87,8 +89,12 @@ def label(message) -> str:
             cut = text[:MAX_ERROR_TEXT].rsplit(" ", 1)[0]  # at a word, unless that loses half
             text = (cut if len(cut) > MAX_ERROR_TEXT // 2 else text[:MAX_ERROR_TEXT]) + "..."
         return safe(f"{error.get('code')} {text}") + tag
-    if isinstance(message.get("result"), dict) and message["result"].get("isError"):
+    result = message.get("result")
+    if isinstance(result, dict) and result.get("isError"):
         return "result isError" + tag
+    if isinstance(result, dict) and result.get("resultType") == "input_required":
+        asked = result.get("inputRequests") if isinstance(result.get("inputRequests"), dict) else {}
+        return safe(f"input_required {' '.join(asked)}") + tag  # the keys of the questions asked
     return "result" + tag
 
 

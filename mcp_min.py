@@ -52,13 +52,14 @@ import base64, inspect, itertools, json, os, re, sys, threading, time, types, ty
 
 JSONRPC = "2.0"
 
-# The five standard codes, and the two of the 2026-07-28 revision that this lab raises.
+# The five standard codes, and the three of the 2026-07-28 revision (spec 2026-07-28, basic, "Error Codes").
 PARSE_ERROR = -32700  # the bytes were not JSON: raised at the transport edge, so the id is null
 INVALID_REQUEST = -32600  # not a valid request object
 METHOD_NOT_FOUND = -32601  # no such method
 INVALID_PARAMS = -32602  # the method exists, its params are wrong
 INTERNAL_ERROR = -32603  # a handler raised: the server's bug, never a crash
 HEADER_MISMATCH = -32020  # 2026-07-28 over HTTP: a header disagrees with the body
+MISSING_CLIENT_CAPABILITY = -32021  # 2026-07-28: the request needs a capability the client did not declare
 UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28: the version in _meta is not served here
 
 # The lab's policy codes (course 000). The spec chooses differently (README, "where this lab and the
@@ -68,7 +69,7 @@ TOOL_NOT_ALLOWED = INVALID_REQUEST  # spec: not specified
 NOT_INITIALIZED = INVALID_REQUEST  # spec: no code; requests before `initialized` SHOULD wait
 
 ERROR_CODES = (PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR,
-               HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION)
+               HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
 
 
 class RPCError(Exception):
@@ -227,18 +228,26 @@ def param(params: dict, key: str, kind: type, default=None):
     return value
 
 
-class InputRequired(Exception):
-    """Raised inside a tool by Context.elicit; _call_tool responds input_required instead."""
+# What a server may ask its client while it serves a request, and the capability each needs.
+QUESTION_CAPABILITIES = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling",
+                         "roots/list": "roots"}
 
-    def __init__(self, key: str, input_request: dict):
-        super().__init__(key)
-        self.key, self.input_request = key, input_request
+
+class InputRequired(BaseException):
+    """Raised by Context.ask when the client has not answered yet; the handler responds input_required.
+
+    A BaseException, like SystemExit: a tool's own `except Exception` must not swallow the question.
+    """
+
+    def __init__(self, questions: dict):
+        super().__init__(", ".join(questions))
+        self.questions = questions
 
 
 class Context:
-    """What a running tool may tell its client: log lines and progress, queued in the outbox.
+    """What a running tool, prompt or resource function may do with its client: log, report progress, ask.
 
-    A tool asks for it with a parameter annotated `Context`, which its inputSchema leaves out:
+    A function asks for it with a parameter annotated `Context`, which its inputSchema leaves out:
         @server.tool()
         def count_slowly(n: int, ctx: Context) -> str:
             for i in range(n):
@@ -246,16 +255,30 @@ class Context:
             return "done"
     """
 
-    def __init__(self, server, params: dict, inputs: dict):
+    def __init__(self, server, params: dict, answers: dict):
         meta = params.get("_meta") or {}
         self.queue = server.queue
         self.progress_token = meta.get("progressToken")  # no token: the client wants no progress
         self.stateless = PROTOCOL_VERSION_KEY in meta
         # 2026-07-28 has no logging/setLevel: a request asks for log lines in its own _meta, or gets none.
         self.log_level = meta.get(LOG_LEVEL_KEY) if self.stateless else server.log_level
-        self.client_capabilities = meta.get(CLIENT_CAPABILITIES_KEY, {})
-        self.inputs = inputs
+        if self.stateless:
+            self.client_capabilities = meta.get(CLIENT_CAPABILITIES_KEY, {})
+        else:
+            self.client_capabilities = server.client_capabilities or {}
+        self.answers = answers  # the client's answers so far, by the keys the questions were asked under
         self.last_progress = None
+
+    def as_argument(self, parameter: str | None) -> dict:
+        """The keyword argument that hands this context to a function, if it has a Context parameter."""
+        return {parameter: self} if parameter else {}
+
+    def require(self, capabilities):
+        """Refuse with MISSING_CLIENT_CAPABILITY, naming them, unless the client declared each capability."""
+        missing = {name: {} for name in capabilities if name not in self.client_capabilities}
+        if missing:
+            raise RPCError(MISSING_CLIENT_CAPABILITY, f"the client did not declare {', '.join(missing)}",
+                           {"requiredCapabilities": missing})
 
     def log(self, level: str, data, logger: str | None = None):
         """Send notifications/message, unless level is below the one the client set."""
@@ -273,16 +296,46 @@ class Context:
         params = {"progressToken": self.progress_token, "progress": progress, "total": total, "message": message}
         self.queue(notification("notifications/progress", {k: v for k, v in params.items() if v is not None}))
 
+    def ask(self, questions: dict) -> dict:
+        """Put several questions to the client at once ({key: {method, params}}); its answers, by the same keys.
+
+        In 2026-07-28 a question not yet answered ends this round: the server responds input_required, the
+        client retries with the answers, and the function runs again from the top (spec 2026-07-28, basic,
+        "Multi Round-Trip Requests"). So the code before a question must be safe to run once a round.
+        """
+        self.require(QUESTION_CAPABILITIES[question["method"]] for question in questions.values())
+        unanswered = {key: question for key, question in questions.items() if key not in self.answers}
+        if unanswered and not self.stateless:
+            # This lab's handshake era sends no server-to-client requests: only input_required can ask.
+            raise RuntimeError(f"this needs the client's answer to {sorted(unanswered)}, which only a 2026-07-28 "
+                               "client can give here")
+        if unanswered:
+            raise InputRequired(unanswered)
+        return {key: self.answers[key] for key in questions}
+
     def elicit(self, key: str, message: str, schema: dict) -> dict:
-        """Ask the user through the client (elicitation/create); the user's input comes with the client's retry."""
-        if key in self.inputs:
-            return self.inputs[key]
-        if not self.stateless or "elicitation" not in self.client_capabilities:
-            # This lab sends no server-to-client requests: only 2026-07-28's input_required can ask.
-            raise RuntimeError(f"this needs the user's input ('{key}'), which only a 2026-07-28 client "
-                               "that declares the elicitation capability can give")
-        raise InputRequired(key, {"method": "elicitation/create",
-                                  "params": {"message": message, "requestedSchema": schema}})
+        """Ask the user a question through the client (elicitation/create): {action, content?}."""
+        question = {"method": "elicitation/create", "params": {"message": message, "requestedSchema": schema}}
+        return self.ask({key: question})[key]
+
+    def sample(self, key: str, prompt: str, max_tokens: int = 256, **params) -> dict:
+        """Borrow the client's model (sampling/createMessage): {role, content, model, stopReason}.
+
+        Deprecated by 2026-07-28 (course 004, section 2): new servers should not depend on it.
+        """
+        messages = [{"role": "user", "content": text_content(prompt)}]
+        question = {"method": "sampling/createMessage", "params": {"messages": messages, "maxTokens": max_tokens, **params}}
+        return self.ask({key: question})[key]
+
+    def roots(self, key: str = "roots") -> list:
+        """The folders the client allows (roots/list): [{uri, name?}].
+
+        Deprecated by 2026-07-28 (course 004, section 2): new servers should not depend on it.
+        """
+        return self.ask({key: {"method": "roots/list", "params": {}}})[key].get("roots", [])
+
+
+STATE_TTL_S = 600  # a requestState is refused after ten minutes: time enough for a person to answer
 
 
 class MCPServer:
@@ -296,21 +349,22 @@ class MCPServer:
     """
 
     def __init__(self, name: str, version: str = "0.1.0", allowed_tools=None, instructions: str | None = None,
-                 ttl_ms: int = 60_000, state_key: bytes | None = None):
+                 ttl_ms: int = 60_000, state_key: bytes | None = None, page_size: int = 100):
         self.server_info = {"name": name, "version": version}
         self.instructions = instructions
         self.allowed_tools = None if allowed_tools is None else set(allowed_tools)
         self.ttl_ms = ttl_ms  # how long a stateless client may cache a list result
+        self.page_size = page_size  # items in one page of a */list result
         self.tools, self.resources, self.templates, self.prompts = {}, {}, {}, {}  # the catalog
-        # The session (handshake era): the gate, the agreed version, what the client asked for.
+        # The session (handshake era): the gate, the agreed version, what the client declared and asked for.
         self._initialized = False
-        self.protocol_version = self.client_info = None
+        self.protocol_version = self.client_info = self.client_capabilities = None
         self.log_level, self.subscriptions = "info", set()
         self._outbox = []
         self.on_queue = None  # set by a transport that can deliver a notification before the response is ready
-        # input_required (stateless era): each requestState is signed, and spent only once.
+        # input_required (stateless era): each requestState is signed, expires, and is spent only once.
         self._state_key = state_key or os.urandom(32)
-        self._states_issued, self._states_spent = 0, set()
+        self._states_spent = {}  # nonce -> expiry, forgotten once expired
         self._handlers = {  # the flat table _dispatch reads (course 000)
             "initialize": self._initialize, "ping": self._ping, "server/discover": self._discover,
             "tools/list": self._list_tools, "tools/call": self._call_tool, "resources/list": self._list_resources,
@@ -322,12 +376,18 @@ class MCPServer:
     # -- the catalog; registering with notify=True queues list_changed in the outbox --
 
     def add_tool(self, name: str, fn, description: str = "", input_schema: dict | None = None,
-                 notify: bool = False):
-        """Offer fn as a tool; without input_schema, derive it from fn's signature. Returns fn."""
+                 notify: bool = False, headers: dict | None = None, requires: tuple = ()):
+        """Offer fn as a tool; without input_schema, derive it from fn's signature. Returns fn.
+
+        headers maps an argument to the name of the Mcp-Param-{Name} header that repeats it over HTTP
+        (2026-07-28's x-mcp-header); requires names the client capabilities the tool cannot run without.
+        """
         schema, context, _ = signature_schema(fn)
-        spec = {"name": name, "description": description or first_line(fn.__doc__),
-                "inputSchema": input_schema or schema}
-        self.tools[name] = {"spec": spec, "fn": fn, "context": context}
+        schema = input_schema or schema
+        for argument, header in (headers or {}).items():
+            schema["properties"][argument]["x-mcp-header"] = header_name(header, schema["properties"][argument])
+        spec = {"name": name, "description": description or first_line(fn.__doc__), "inputSchema": schema}
+        self.tools[name] = {"spec": spec, "fn": fn, "context": context, "requires": tuple(requires)}
         self._list_changed("tools", notify)
         return fn
 
@@ -340,12 +400,13 @@ class MCPServer:
         """
         reader = read if callable(read) else lambda: read
         spec = {"name": name or uri, "mimeType": mime_type, "description": description or first_line(reader.__doc__)}
+        _, context, choices = signature_schema(reader)
         if "{" in uri:
             self.templates[uri] = {"spec": {"uriTemplate": uri, **spec}, "read": reader,
-                                   "pattern": template_pattern(uri), "choices": signature_schema(reader)[2]}
+                                   "pattern": template_pattern(uri), "choices": choices, "context": context}
         else:
             replaced = uri in self.resources
-            self.resources[uri] = {"spec": {"uri": uri, **spec}, "read": reader}
+            self.resources[uri] = {"spec": {"uri": uri, **spec}, "read": reader, "context": context}
             if replaced:
                 self.resource_updated(uri)  # changed through the server's API: tell subscribers
         self._list_changed("resources", notify)
@@ -353,16 +414,18 @@ class MCPServer:
 
     def add_prompt(self, name: str, render, description: str = "", notify: bool = False):
         """Offer a prompt template: render's parameters are its variables; it returns the text. Returns render."""
-        schema, _, choices = signature_schema(render)
+        schema, context, choices = signature_schema(render)
         arguments = [{"name": key, "required": key in schema["required"]} for key in schema["properties"]]
         spec = {"name": name, "description": description or first_line(render.__doc__), "arguments": arguments}
-        self.prompts[name] = {"spec": spec, "render": render, "choices": choices}
+        self.prompts[name] = {"spec": spec, "render": render, "choices": choices, "context": context}
         self._list_changed("prompts", notify)
         return render
 
-    def tool(self, name: str | None = None, description: str = "", notify: bool = False):
+    def tool(self, name: str | None = None, description: str = "", notify: bool = False, headers: dict | None = None,
+             requires: tuple = ()):
         """Decorator in the official SDK's style: @server.tool() offers the function below it."""
-        return lambda fn: self.add_tool(name or fn.__name__, fn, description, notify=notify)
+        return lambda fn: self.add_tool(name or fn.__name__, fn, description, notify=notify, headers=headers,
+                                        requires=requires)
 
     def resource(self, uri: str, name: str | None = None, mime_type: str = "text/plain"):
         """Decorator: @server.resource("policy://{doc_id}") serves what the function returns."""
@@ -445,6 +508,7 @@ class MCPServer:
             raise RPCError(INVALID_REQUEST, "session already initialized")
         self.protocol_version = negotiate_version(param(params, "protocolVersion", str))
         self.client_info = params.get("clientInfo")  # a claim, not an identity: it grants nothing
+        self.client_capabilities = param(params, "capabilities", dict, {})  # what the server may ask of it
         result = {"protocolVersion": self.protocol_version, "capabilities": HANDSHAKE_CAPABILITIES,
                   "serverInfo": self.server_info}
         return result | ({"instructions": self.instructions} if self.instructions else {})
@@ -454,8 +518,8 @@ class MCPServer:
         return {}
 
     def _list_tools(self, params):
-        # tools/list {cursor?}: one page holds them all
-        return {"tools": [tool["spec"] for tool in self.tools.values()]}
+        # tools/list {cursor?}
+        return self._page("tools", [tool["spec"] for tool in self.tools.values()], params)
 
     def _call_tool(self, params):
         # tools/call {name, arguments}: the error lattice of course 000, checked in this order
@@ -466,27 +530,25 @@ class MCPServer:
         if self.allowed_tools is not None and name not in self.allowed_tools:
             raise RPCError(TOOL_NOT_ALLOWED, f"tool '{name}' not permitted for this session")  # before it runs
         check_arguments(tool["spec"]["inputSchema"], arguments)
-        inputs = {}
-        if "requestState" in params:  # a retry after input_required: only a state we signed counts
-            self._spend_state(params["requestState"], name, arguments)
-            inputs = params.get("inputResponses") or {}
-        context = {tool["context"]: Context(self, params, inputs)} if tool["context"] else {}
+        context = Context(self, params, self._answers("tools/call", name, arguments, params))
+        context.require(tool["requires"])  # a tool may say up front what it cannot run without
         try:
-            return tool_result(tool["fn"](**arguments, **context))
-        except InputRequired as ask:
-            return {"resultType": "input_required", "inputRequests": {ask.key: ask.input_request},
-                    "requestState": self._sign_state(name, arguments)}
+            return tool_result(tool["fn"](**arguments, **context.as_argument(tool["context"])))
+        except InputRequired as ask:  # 2026-07-28: the client answers, then sends the call again
+            return self._input_required(ask, "tools/call", name, arguments, context.answers)
+        except RPCError:
+            raise  # a deliberate protocol error (a missing client capability): an error response
         except (Exception, SystemExit) as exc:  # sys.exit() in a tool must not end the server
             # The tool failed, the protocol did not: a result the model can read and react to.
             return {"content": [text_content(f"ERROR: {exc or type(exc).__name__}")], "isError": True}
 
     def _list_resources(self, params):
         # resources/list {cursor?}
-        return {"resources": [entry["spec"] for entry in self.resources.values()]}
+        return self._page("resources", [entry["spec"] for entry in self.resources.values()], params)
 
     def _list_templates(self, params):
         # resources/templates/list {cursor?}
-        return {"resourceTemplates": [entry["spec"] for entry in self.templates.values()]}
+        return self._page("resourceTemplates", [entry["spec"] for entry in self.templates.values()], params)
 
     def _read_resource(self, params):
         # resources/read {uri}: a static resource, else the first template that matches
@@ -498,17 +560,20 @@ class MCPServer:
                 import urllib.parse
                 entry, variables = template, {k: urllib.parse.unquote(v) for k, v in match.groupdict().items()}
                 break
-        try:
-            content = entry["read"](**variables) if entry else None
-        except KeyError:  # the template's function does not know this name
-            entry = None
         if entry is None:
             raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
+        context = Context(self, params, self._answers("resources/read", uri, {}, params))
+        try:
+            content = entry["read"](**variables, **context.as_argument(entry["context"]))
+        except KeyError:  # the template's function does not know this name
+            raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
+        except InputRequired as ask:
+            return self._input_required(ask, "resources/read", uri, {}, context.answers)
         return {"contents": [resource_contents(uri, content, entry["spec"]["mimeType"])]}
 
     def _list_prompts(self, params):
         # prompts/list {cursor?}
-        return {"prompts": [prompt["spec"] for prompt in self.prompts.values()]}
+        return self._page("prompts", [prompt["spec"] for prompt in self.prompts.values()], params)
 
     def _get_prompt(self, params):
         # prompts/get {name, arguments}: each required variable filled, or INVALID_PARAMS naming it
@@ -521,7 +586,12 @@ class MCPServer:
         for argument in prompt["spec"]["arguments"]:
             if argument["required"] and argument["name"] not in arguments:
                 raise RPCError(INVALID_PARAMS, f"missing prompt variable: {argument['name']}")
-        rendered = prompt["render"](**{key: arguments[key] for key in known if key in arguments})
+        filled = {key: arguments[key] for key in known if key in arguments}
+        context = Context(self, params, self._answers("prompts/get", name, filled, params))
+        try:
+            rendered = prompt["render"](**filled, **context.as_argument(prompt["context"]))
+        except InputRequired as ask:
+            return self._input_required(ask, "prompts/get", name, filled, context.answers)
         return {"description": prompt["spec"]["description"], "messages": prompt_messages(rendered)}
 
     def _set_level(self, params):
@@ -556,14 +626,16 @@ class MCPServer:
 
     def _serve_stateless(self, method: str, params: dict):
         """Serve one self-contained 2026-07-28 request: no gate, and nothing read from the session."""
-        meta = params.get("_meta") or {}
-        version = meta.get(PROTOCOL_VERSION_KEY)
-        if version is not None or method != "server/discover":  # a bare discover may probe without _meta
-            if version not in STATELESS_VERSIONS:
-                raise RPCError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
-                               {"supported": SUPPORTED_VERSIONS, "requested": version})
-            if not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
-                raise RPCError(INVALID_PARAMS, f"_meta must carry {CLIENT_CAPABILITIES_KEY}")
+        meta = param(params, "_meta", dict, {})
+        if PROTOCOL_VERSION_KEY not in meta:  # server/discover too: its _meta is required (2026-07-28)
+            raise RPCError(INVALID_PARAMS, f"_meta must carry {PROTOCOL_VERSION_KEY}")
+        if meta[PROTOCOL_VERSION_KEY] not in STATELESS_VERSIONS:
+            raise RPCError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
+                           {"supported": SUPPORTED_VERSIONS, "requested": meta[PROTOCOL_VERSION_KEY]})
+        if not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
+            raise RPCError(INVALID_PARAMS, f"_meta must carry {CLIENT_CAPABILITIES_KEY}")
+        if LOG_LEVEL_KEY in meta and meta[LOG_LEVEL_KEY] not in LOG_LEVELS:
+            raise RPCError(INVALID_PARAMS, f"unknown log level {meta[LOG_LEVEL_KEY]!r}; one of {LOG_LEVELS}")
         result = self._dispatch(method, params, stateless=True)
         result = {**result, "resultType": result.get("resultType", "complete"), "_meta": {SERVER_INFO_KEY: self.server_info}}
         if method in CACHEABLE and result["resultType"] == "complete":
@@ -575,28 +647,99 @@ class MCPServer:
         result = {"supportedVersions": SUPPORTED_VERSIONS, "capabilities": STATELESS_CAPABILITIES}
         return result | ({"instructions": self.instructions} if self.instructions else {})
 
-    def _sign_state(self, tool: str, arguments: dict) -> str:
-        """Mint a requestState bound to this call and signed, so that a client can neither forge nor reuse it."""
-        self._states_issued += 1
-        payload = json.dumps({"tool": tool, "arguments": arguments, "n": self._states_issued}, sort_keys=True)
-        body = base64.urlsafe_b64encode(payload.encode()).decode("ascii")
+    def _page(self, key: str, items: list, params: dict) -> dict:
+        """One page of a */list result: from the cursor on, with nextCursor while more remain."""
+        start = 0
+        if "cursor" in params:
+            start = cursor_offset(params["cursor"], key)
+        if not 0 <= start < max(len(items), 1):
+            raise RPCError(INVALID_PARAMS, f"unknown cursor: {params['cursor']!r}")
+        result = {key: items[start:start + self.page_size]}
+        if start + self.page_size < len(items):
+            result["nextCursor"] = page_cursor(key, start + self.page_size)
+        return result
+
+    # -- input_required (2026-07-28): the client's answers, and the signed requestState that carries them --
+
+    def _answers(self, method: str, name: str, arguments: dict, params: dict) -> dict:
+        """The client's answers so far: earlier rounds' from the signed requestState, this round's from inputResponses."""
+        if PROTOCOL_VERSION_KEY not in (params.get("_meta") or {}):
+            return {}  # the handshake era has no rounds: a requestState there is not one of its fields
+        answers = {}
+        if "requestState" in params:
+            answers = self._spend_state(params["requestState"], method, name, arguments)
+        responses = param(params, "inputResponses", dict, {})
+        for key, value in responses.items():
+            if not isinstance(value, dict):
+                raise RPCError(INVALID_PARAMS, f"inputResponses.{key} must be an object")
+        return answers | responses  # without a requestState, this round's answers are used all the same
+
+    def _input_required(self, ask: InputRequired, method: str, name: str, arguments: dict, answers: dict) -> dict:
+        """The result that asks the client: its questions, and a state carrying every answer given so far."""
+        return {"resultType": "input_required", "inputRequests": ask.questions,
+                "requestState": self._sign_state(method, name, arguments, answers)}
+
+    def _sign_state(self, method: str, name: str, arguments: dict, answers: dict) -> str:
+        """A requestState bound to this request, expiring, and signed, so that a client can neither forge nor reuse it."""
+        payload = {"method": method, "name": name, "arguments": arguments, "answers": answers,
+                   "expires": int(time.time()) + STATE_TTL_S, "nonce": os.urandom(12).hex()}
+        body = base64.urlsafe_b64encode(json.dumps(payload, sort_keys=True).encode()).decode("ascii")
         return body + "." + self._mac(body)
 
-    def _spend_state(self, state, tool: str, arguments: dict):
-        """Accept a requestState once, for the call it was minted for: the spec calls it attacker-controlled."""
+    def _spend_state(self, state, method: str, name: str, arguments: dict) -> dict:
+        """Accept a requestState once, for the request it was minted for, before it expires; the answers it carries.
+
+        The spec calls requestState attacker-controlled (2026-07-28, basic, "Multi Round-Trip Requests").
+        """
         import hmac
-        body, _, mac = str(state).partition(".")
-        if not hmac.compare_digest(mac, self._mac(body)):
+        body, _, mac = state.partition(".") if isinstance(state, str) else ("", "", "")
+        if not mac.isascii() or not hmac.compare_digest(mac, self._mac(body)):
             raise RPCError(INVALID_PARAMS, "requestState is not one this server signed")
-        payload = json.loads(base64.urlsafe_b64decode(body))
-        if (payload["tool"], payload["arguments"], payload["n"] in self._states_spent) != (tool, arguments, False):
-            raise RPCError(INVALID_PARAMS, "requestState belongs to another call, or was used already")
-        self._states_spent.add(payload["n"])
+        payload = json.loads(base64.urlsafe_b64decode(body))  # signed by us, so it is our JSON
+        now = time.time()
+        if [payload["method"], payload["name"], payload["arguments"]] != [method, name, arguments]:
+            raise RPCError(INVALID_PARAMS, "requestState belongs to another request")
+        if payload["expires"] < now:
+            raise RPCError(INVALID_PARAMS, "requestState has expired")
+        while self._states_spent:  # the oldest first: every state lives STATE_TTL_S, so they expire in order
+            nonce, expires = next(iter(self._states_spent.items()))
+            if expires >= now:
+                break
+            del self._states_spent[nonce]  # an expired state is refused anyway: forget it
+        if payload["nonce"] in self._states_spent:
+            raise RPCError(INVALID_PARAMS, "requestState was used already")
+        self._states_spent[payload["nonce"]] = payload["expires"]
+        return payload["answers"]
 
     def _mac(self, body: str) -> str:
         """The HMAC-SHA256 of body under this server's key, in hex."""
         import hashlib, hmac
         return hmac.new(self._state_key, body.encode(), hashlib.sha256).hexdigest()
+
+
+def page_cursor(key: str, offset: int) -> str:
+    """An opaque cursor for the page of a */list result that starts at offset."""
+    return base64.urlsafe_b64encode(f"{key}:{offset}".encode()).decode("ascii")
+
+
+def cursor_offset(cursor, key: str) -> int:
+    """Where the page a cursor names starts; INVALID_PARAMS for a cursor this server did not issue for key."""
+    try:
+        kind, _, offset = base64.urlsafe_b64decode(cursor).decode("ascii").partition(":")
+        if kind == key and offset.isdecimal() and offset.isascii():
+            return int(offset)
+    except (TypeError, ValueError):  # binascii.Error and UnicodeDecodeError are ValueErrors
+        pass
+    raise RPCError(INVALID_PARAMS, f"unknown cursor: {cursor!r}")
+
+
+def header_name(name: str, schema: dict) -> str:
+    """name, if it may follow Mcp-Param- for an argument of this schema (2026-07-28, "x-mcp-header"); else ValueError."""
+    if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):  # an HTTP token (RFC 9110, section 5.6.2)
+        raise ValueError(f"{name!r} cannot be part of a header name")
+    if schema.get("type") not in ("string", "integer", "boolean"):
+        raise ValueError(f"only a string, integer or boolean argument can travel as header Mcp-Param-{name}")
+    return name
 
 
 def first_line(doc: str | None) -> str:
@@ -642,10 +785,9 @@ LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 # resource and prompt list changes, and serves logging, subscriptions and completions.
 HANDSHAKE_CAPABILITIES = {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
                           "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
-# 2026-07-28 removed setLevel, subscribe and the session's list_changed stream this lab would need.
-STATELESS_CAPABILITIES = {"tools": {}, "resources": {}, "prompts": {}}
-HANDSHAKE_ONLY = {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
-                  "completion/complete"}
+# What a 2026-07-28 client can use here: logging by each request's own _meta level, and completions.
+STATELESS_CAPABILITIES = {"tools": {}, "resources": {}, "prompts": {}, "logging": {}, "completions": {}}
+HANDSHAKE_ONLY = {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 CACHEABLE = {"server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read",
              "prompts/list"}
 
@@ -672,35 +814,43 @@ def is_stateless(message: dict) -> bool:
 MAX_INPUT_ROUNDS = 10  # input_required retries before the client gives up (the SDK's bound too)
 
 
+MAX_PAGES = 1000  # a list that never ends is a broken server: stop following nextCursor here
+
+
 class MCPClient:
     """A client over any transport: request ids count up from 1, and tools_cache is kept fresh.
 
         client = MCPClient(StdioTransport([sys.executable, "server_demo.py"]))
         client.connect()  # server/discover, or the handshake when the server is older
         client.call_tool("add", {"x": 2, "y": 3})
-    on_log and on_progress receive the params of notifications/message and notifications/progress;
-    on_input(input_request) returns the user's input for an input_required request (an elicitation result).
+    on_log and on_progress receive the params of notifications/message and notifications/progress.
+    on_elicit, on_sample and on_roots answer the server's questions: each receives the question
+    ({method, params}) and returns its result (an elicitation, sampling or roots result). The client
+    declares a capability for each one given; sampling and roots are deprecated by 2026-07-28.
     """
 
     def __init__(self, transport, name: str = "mcp_min", version: str = "0.1.0",
-                 on_log=None, on_progress=None, on_input=None):
+                 on_log=None, on_progress=None, on_elicit=None, on_sample=None, on_roots=None):
         self.transport = transport
         self.client_info = {"name": name, "version": version}
-        self.on_log, self.on_progress, self.on_input = on_log, on_progress, on_input
-        self.capabilities = {"elicitation": {}} if on_input else {}
+        self.on_log, self.on_progress = on_log, on_progress
+        self.answerers = {"elicitation/create": on_elicit, "sampling/createMessage": on_sample,
+                          "roots/list": on_roots}
+        self.capabilities = {QUESTION_CAPABILITIES[method]: {} for method, answer in self.answerers.items() if answer}
         self.next_id = 1
         self.era = self.protocol_version = None  # connect() decides: "handshake" or "stateless"
         self.server_info = self.server_capabilities = None
         self.tools_cache = self.resources_cache = self.prompts_cache = None
         self.tools_fresh_until = 0.0  # stateless era: ttlMs says how long tools_cache may be reused
 
-    def request(self, method: str, params: dict | None = None, stateless: bool | None = None) -> dict:
+    def request(self, method: str, params: dict | None = None) -> dict:
         """Send a request and return its result; an error response raises RPCError."""
-        if self.era == "stateless" if stateless is None else stateless:  # each request says it all (course 004)
+        params = dict(params or {})
+        if self.era == "stateless" or method == "server/discover":  # each request says it all (course 004)
             meta = {PROTOCOL_VERSION_KEY: STATELESS_VERSIONS[0], CLIENT_CAPABILITIES_KEY: self.capabilities,
                     CLIENT_INFO_KEY: self.client_info}
-            params = {**(params or {}), "_meta": {**(params or {}).get("_meta", {}), **meta}}
-        message = request(self.next_id, method, params)
+            params["_meta"] = {**params.get("_meta", {}), **meta}
+        message = request(self.next_id, method, params or None)
         self.next_id += 1
         reply = self.transport.send(message)
         if reply is None:
@@ -726,7 +876,7 @@ class MCPClient:
 
     def discover(self) -> dict:
         """server/discover: what a 2026-07-28 server speaks, asked without a handshake."""
-        result = self.request("server/discover", stateless=True)
+        result = self.request("server/discover")
         self.server_info = result.get("_meta", {}).get(SERVER_INFO_KEY)
         self.server_capabilities = result.get("capabilities")
         return result
@@ -749,52 +899,83 @@ class MCPClient:
         """ping: {} when the server is alive."""
         return self.request("ping")
 
+    def list_all(self, method: str, key: str) -> tuple[list, dict]:
+        """Every item of a */list method, following nextCursor page by page; and the first page's result."""
+        first = result = self.request(method)
+        items = list(result[key])
+        cursors = set()
+        while "nextCursor" in result:
+            cursor = result["nextCursor"]
+            if cursor in cursors or len(cursors) == MAX_PAGES:
+                raise RPCError(INVALID_PARAMS, f"{method} sent the cursor {cursor!r} again, or too many pages")
+            cursors.add(cursor)
+            result = self.request(method, {"cursor": cursor})
+            items += result[key]
+        return items, first
+
     def list_tools(self, refresh: bool = False) -> list:
         """tools/list into tools_cache; a stateless cache still fresh (ttlMs) is reused unless refresh."""
         if self.tools_cache is not None and time.monotonic() < self.tools_fresh_until and not refresh:
             return self.tools_cache
-        result = self.request("tools/list")
-        self.tools_cache = result["tools"]
-        self.tools_fresh_until = time.monotonic() + result.get("ttlMs", 0) / 1000
+        self.tools_cache, first = self.list_all("tools/list", "tools")
+        self.tools_fresh_until = time.monotonic() + first.get("ttlMs", 0) / 1000
         return self.tools_cache
 
     def call_tool(self, name: str, arguments: dict | None = None, progress: bool = False) -> dict:
-        """tools/call; an input_required result goes to on_input and the call is retried, a bounded number of times."""
+        """tools/call; if the server asks the client first (input_required), the callbacks answer."""
         params = {"name": name, "arguments": arguments or {}}
         if progress:
             params["_meta"] = {"progressToken": self.next_id}  # the request id, as the SDK does
+        return self.request_answering("tools/call", params)
+
+    def request_answering(self, method: str, params: dict) -> dict:
+        """A request the server may answer with input_required: answer its questions and send it again.
+
+        Each retry is a new request with a new id, carrying this round's answers and the requestState
+        exactly as the server sent it (spec 2026-07-28, basic, "Multi Round-Trip Requests").
+        """
         for _ in range(MAX_INPUT_ROUNDS):
-            result = self.request("tools/call", params)
+            result = self.request(method, params)
             self._pump_notifications()
             if result.get("resultType") != "input_required":
                 return result
-            if self.on_input is None:
-                raise RuntimeError(f"{name} needs input, and this client has no on_input callback")
-            inputs = {key: self.on_input(asked) for key, asked in result.get("inputRequests", {}).items()}
-            params = {**params, "inputResponses": inputs, "requestState": result.get("requestState")}
-        raise RuntimeError(f"{name} still needs input after {MAX_INPUT_ROUNDS} rounds")
+            params = {key: value for key, value in params.items() if key not in ("inputResponses", "requestState")}
+            params["inputResponses"] = self.answer(result.get("inputRequests", {}))
+            if "requestState" in result:
+                params["requestState"] = result["requestState"]
+        raise RuntimeError(f"{method} still needs input after {MAX_INPUT_ROUNDS} rounds")
+
+    def answer(self, questions: dict) -> dict:
+        """The answers to the server's questions, each from the callback for its method."""
+        answers = {}
+        for key, question in questions.items():
+            answerer = self.answerers.get(question.get("method"))
+            if answerer is None:
+                raise RPCError(METHOD_NOT_FOUND, f"this client cannot answer {question.get('method')}")
+            answers[key] = answerer(question)
+        return answers
 
     def list_resources(self) -> list:
         """resources/list into resources_cache."""
-        self.resources_cache = self.request("resources/list")["resources"]
+        self.resources_cache = self.list_all("resources/list", "resources")[0]
         return self.resources_cache
 
     def list_resource_templates(self) -> list:
         """resources/templates/list."""
-        return self.request("resources/templates/list")["resourceTemplates"]
+        return self.list_all("resources/templates/list", "resourceTemplates")[0]
 
     def read_resource(self, uri: str) -> dict:
         """resources/read {uri}."""
-        return self.request("resources/read", {"uri": uri})
+        return self.request_answering("resources/read", {"uri": uri})
 
     def list_prompts(self) -> list:
         """prompts/list into prompts_cache."""
-        self.prompts_cache = self.request("prompts/list")["prompts"]
+        self.prompts_cache = self.list_all("prompts/list", "prompts")[0]
         return self.prompts_cache
 
     def get_prompt(self, name: str, arguments: dict | None = None) -> dict:
         """prompts/get {name, arguments}."""
-        return self.request("prompts/get", {"name": name, "arguments": arguments or {}})
+        return self.request_answering("prompts/get", {"name": name, "arguments": arguments or {}})
 
     def _pump_notifications(self) -> list:
         """Drain what the server pushed: re-list on list_changed, and hand log lines and progress to the callbacks."""
@@ -875,9 +1056,12 @@ def take_outbox(server: MCPServer) -> list:
     return notes
 
 
-def print_trace(direction: str, message: dict):
-    """A trace hook that prints each message as one compact JSON line behind its arrow."""
-    print(direction, json.dumps(message, ensure_ascii=False), flush=True)
+def print_trace(direction: str, message: dict, width: int | None = None):
+    """A trace hook that prints each message as one JSON line behind its arrow, cut to width (with "…") if given."""
+    line = f"{direction} {json.dumps(message, ensure_ascii=False)}"
+    if width is not None and len(line) > width:
+        line = line[:width - 1] + "…"
+    print(line, flush=True)
 
 
 class Transport:
@@ -1089,22 +1273,42 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
         def post_stateless(self, message):
             """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses (WIRE.md 7)."""
             params = message.get("params") if isinstance(message, dict) and isinstance(message.get("params"), dict) else {}
-            meta, method = params.get("_meta") or {}, message.get("method") if isinstance(message, dict) else None
-            expected = {"MCP-Protocol-Version": meta.get(PROTOCOL_VERSION_KEY), "Mcp-Method": method}
-            if method in NAMED_METHODS:
-                expected["Mcp-Name"] = str(params.get(NAMED_METHODS[method]))
-            wrong = [header for header, value in expected.items() if header_text(self.headers.get(header)) != value]
-            if wrong and PROTOCOL_VERSION_KEY in meta:
-                problem = f"the {wrong[0]} header does not match the body"
-                return self.respond(400, error_response(message.get("id"), HEADER_MISMATCH, problem))
+            meta, method = params.get("_meta"), message.get("method") if isinstance(message, dict) else None
+            meta = meta if isinstance(meta, dict) else {}
+            if PROTOCOL_VERSION_KEY in meta:
+                problem = self.header_mismatch(method, params, meta)
+                if problem:
+                    return self.respond(400, error_response(message.get("id"), HEADER_MISMATCH, problem))
             reply, notes = self.serve(shared, message)
             code = (reply or {}).get("error", {}).get("code")
             status = 200 if reply else 202  # a tool's failure, or the lab's unknown tool, is still a 200
-            if code in (UNSUPPORTED_PROTOCOL_VERSION, INVALID_REQUEST, PARSE_ERROR) or (code == INVALID_PARAMS and CLIENT_CAPABILITIES_KEY not in meta):
+            if code in (UNSUPPORTED_PROTOCOL_VERSION, INVALID_REQUEST, PARSE_ERROR, MISSING_CLIENT_CAPABILITY):
                 status = 400
+            elif code == INVALID_PARAMS and CLIENT_CAPABILITIES_KEY not in meta:
+                status = 400  # a required _meta field is missing (2026-07-28, basic, "_meta")
             elif code == METHOD_NOT_FOUND and (method not in shared[0]._handlers or method in HANDSHAKE_ONLY):
                 status = 404  # the method itself is unknown here
             self.respond(status, reply, notes)
+
+        def header_mismatch(self, method, params: dict, meta: dict) -> str | None:
+            """What in the headers does not repeat the body (2026-07-28, Streamable HTTP, "Server Validation"), or None."""
+            expected = {"MCP-Protocol-Version": meta.get(PROTOCOL_VERSION_KEY), "Mcp-Method": method}
+            if method in NAMED_METHODS:
+                expected["Mcp-Name"] = params.get(NAMED_METHODS[method])
+            tool = shared[0].tools.get(params.get("name")) if method == "tools/call" else None
+            if tool and isinstance(params.get("arguments"), dict):
+                expected |= param_headers(tool["spec"]["inputSchema"], params["arguments"])
+            for header, value in expected.items():
+                sent = self.headers.get_all(header) or []
+                if len(sent) > 1:
+                    return f"the {header} header was sent {len(sent)} times"
+                try:
+                    text = header_text(sent[0].strip(" \t")) if sent else None  # whitespace around a value is not part of it
+                except ValueError:
+                    return f"the {header} header is not a valid =?base64?...?= value"
+                if not header_matches(text, value):
+                    return f"the {header} header does not match the body"
+            return None
 
         def serve(self, entry, message):
             """handle() under the session's lock, with the notifications it queued."""
@@ -1188,6 +1392,7 @@ class HttpTransport(Transport):
         self.connection = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
         self.path = parts.path or "/"
         self.session_id = self.protocol_version = None
+        self.tool_schemas = {}  # name -> inputSchema, for the tools whose arguments travel in headers too
 
     def send(self, message: dict) -> dict | None:
         """POST one message: 202 means no response; a JSON or event-stream body holds the response."""
@@ -1197,6 +1402,11 @@ class HttpTransport(Transport):
             headers |= {"MCP-Protocol-Version": meta[PROTOCOL_VERSION_KEY], "Mcp-Method": message["method"]}
             if message["method"] in NAMED_METHODS:
                 headers["Mcp-Name"] = header_value(str(message["params"].get(NAMED_METHODS[message["method"]])))
+            if message["method"] == "tools/call" and message["params"].get("name") in self.tool_schemas:
+                arguments = message["params"].get("arguments") or {}
+                for name, value in param_headers(self.tool_schemas[message["params"]["name"]], arguments).items():
+                    if value is not None:
+                        headers[name] = header_value(header_text_of(value))
         elif self.session_id:
             headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
         status, reply_headers, body = self._exchange("POST", json.dumps(self.traced("→", message)).encode(), headers)
@@ -1210,7 +1420,25 @@ class HttpTransport(Transport):
             raise ConnectionError(f"HTTP {status}: {body[:200].decode(errors='replace')}")
         if message["method"] == "initialize" and "result" in reply:
             self.protocol_version = reply["result"].get("protocolVersion")
+        if message["method"] == "tools/list" and "result" in reply:
+            self.learn_headers(reply["result"])
         return reply
+
+    def learn_headers(self, result: dict):
+        """Keep each listed tool's x-mcp-header annotations, and drop a tool whose annotations are invalid.
+
+        An HTTP client must mirror annotated arguments as Mcp-Param-{Name} headers, and must leave out of
+        tools/list a tool it cannot mirror (2026-07-28, Streamable HTTP, "Custom Headers").
+        """
+        valid = []
+        for tool in result.get("tools", []):
+            try:
+                if header_paths(tool.get("inputSchema", {})):
+                    self.tool_schemas[tool["name"]] = tool["inputSchema"]
+                valid.append(tool)
+            except ValueError as exc:
+                print(f"mcp_min: tool {tool.get('name')!r} left out: {exc}", file=sys.stderr)
+        result["tools"] = valid
 
     def _exchange(self, verb: str, body: bytes | None, headers: dict):
         """One HTTP exchange: (status, headers, body)."""
@@ -1232,16 +1460,78 @@ class HttpTransport(Transport):
 
 def header_value(text: str) -> str:
     """A header value for text: as it is if plain printable ASCII, else wrapped as =?base64?...?= (2026-07-28)."""
-    if text.isascii() and text.isprintable() and text == text.strip():
+    sentinel = text.startswith("=?base64?") and text.endswith("?=")  # a plain value that looks wrapped is wrapped
+    if text.isascii() and text.isprintable() and text == text.strip() and not sentinel:
         return text
     return "=?base64?" + base64.b64encode(text.encode()).decode("ascii") + "?="
 
 
 def header_text(value: str | None) -> str | None:
-    """The text a header value carries, unwrapping =?base64?...?=."""
+    """The text a header value carries, unwrapping =?base64?...?=; ValueError for a wrapping that is not strict base64 of UTF-8."""
     if value and value.startswith("=?base64?") and value.endswith("?="):
-        return base64.b64decode(value[9:-2]).decode("utf-8", "replace")
+        return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
     return value
+
+
+def header_text_of(value) -> str:
+    """The text a body value travels as in a header: integers in decimal, booleans as true or false."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def header_matches(text: str | None, value) -> bool:
+    """Whether a header's text repeats a body value; integers compare as numbers ("42.0" is 42)."""
+    if value is None or text is None:
+        return value is None and text is None
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(text) == value
+        except ValueError:
+            return False
+    return text == header_text_of(value)
+
+
+def header_paths(schema: dict) -> dict:
+    """{Mcp-Param-Name: path of property names} for each x-mcp-header in an inputSchema; ValueError if one is misplaced.
+
+    An annotation may sit only at the end of a chain of "properties" keys, on a string, integer or
+    boolean, and each name only once, whatever its case (2026-07-28, Streamable HTTP, "Custom Headers").
+    """
+    found = {}
+
+    def walk(node, path, reachable):
+        if isinstance(node, dict):
+            if "x-mcp-header" in node:
+                if not reachable or path == ():
+                    raise ValueError("x-mcp-header outside a chain of properties")
+                name = "Mcp-Param-" + header_name(str(node["x-mcp-header"]), node)
+                if name.lower() in (known.lower() for known in found):
+                    raise ValueError(f"{name} names two arguments")
+                found[name] = path
+            for key, value in node.items():
+                if key == "properties" and isinstance(value, dict):
+                    for name, child in value.items():
+                        walk(child, path + (name,), reachable)
+                elif key != "x-mcp-header":
+                    walk(value, path, False)  # under items, anyOf, $defs...: not statically reachable
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, path, False)
+
+    walk(schema, (), True)
+    return found
+
+
+def param_headers(schema: dict, arguments: dict) -> dict:
+    """{Mcp-Param-Name: value} for each annotated argument present and not null (None for one that is absent)."""
+    headers = {}
+    for name, path in header_paths(schema).items():
+        value = arguments
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        headers[name] = value
+    return headers
 
 
 def sse_messages(body: str) -> list:

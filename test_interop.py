@@ -533,6 +533,79 @@ def test_official_legacy_client_gets_an_error_result_from_delete_db(tmp_path):
     assert (result.is_error, called) == (True, [])
     # The wording is mcp_min's (and may change); what it must say is that a 2026-07-28 client is needed.
     [(kind, text)] = [(b.type, b.text) for b in result.content]
-    assert kind == "text" and text.startswith("ERROR: this needs the user's") and "2026-07-28" in text
+    assert kind == "text" and text.startswith("ERROR: this needs the client's answer") and "2026-07-28" in text
     sent, _ = read_tap(log)
     assert [m["method"] for m in sent] == ["initialize", "notifications/initialized", "tools/call"]
+
+
+# ---- 6. Several rounds and several questions, answered by the SDK's callbacks (2026-07-28) ----
+
+ASKING_SERVER = '''
+import sys
+sys.path.insert(0, {root!r})
+from mcp_min import Context, MCPServer, serve_stdio
+
+server = MCPServer("asking")
+FORM = {{"type": "object", "properties": {{"value": {{"type": "string"}}}}, "required": ["value"]}}
+
+
+@server.tool()
+def two_rounds(ctx: Context) -> str:
+    """Ask a, then b."""
+    a = ctx.elicit("a", "First?", FORM)["content"]["value"]
+    b = ctx.elicit("b", "Second, after " + a + "?", FORM)["content"]["value"]
+    return a + b
+
+
+@server.tool()
+def all_at_once(ctx: Context) -> str:
+    """Ask the user, the model and the roots in one round."""
+    answers = ctx.ask({{"name": {{"method": "elicitation/create", "params": {{"message": "Name?", "requestedSchema": FORM}}}},
+                       "poem": {{"method": "sampling/createMessage",
+                                 "params": {{"messages": [{{"role": "user", "content": {{"type": "text", "text": "hi"}}}}],
+                                             "maxTokens": 5}}}},
+                       "roots": {{"method": "roots/list", "params": {{}}}}}})
+    return "|".join([answers["name"]["content"]["value"], answers["poem"]["content"]["text"],
+                     answers["roots"]["roots"][0]["uri"]])
+
+
+serve_stdio(server)
+'''
+
+
+def test_official_client_finishes_a_two_round_call_and_a_three_question_round(tmp_path):
+    # The SDK (mode 2026-07-28) sends only each round's answers; the signed state carries the earlier ones.
+    from mcp.types import CreateMessageResult, ListRootsResult, Root, TextContent
+    script = tmp_path / "asking.py"
+    script.write_text(ASKING_SERVER.format(root=str(HERE)), encoding="utf-8")
+    log = tmp_path / "wire.log"
+    asked = []
+
+    async def elicit(context, params):
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"value": {"First?": "x", "Name?": "Ada"}.get(params.message, "y")})
+
+    async def sample(context, params):
+        asked.append("sampling")
+        return CreateMessageResult(role="assistant", content=TextContent(type="text", text="poem"), model="m")
+
+    async def roots(context):
+        asked.append("roots")
+        return ListRootsResult(roots=[Root(uri="file:///work")])
+
+    async def scenario():
+        with anyio.fail_after(SDK_DEADLINE):
+            server = StdioServerParameters(command=sys.executable, cwd=str(HERE),
+                                           args=[MCP_MIN, "tap", "--log", str(log), sys.executable, str(script)])
+            async with Client(server, mode=MODERN, read_timeout_seconds=READ_TIMEOUT, elicitation_callback=elicit,
+                              sampling_callback=sample, list_roots_callback=roots) as client:
+                return await client.call_tool("two_rounds", {}), await client.call_tool("all_at_once", {})
+    two, three = anyio.run(scenario)
+    assert [(b.type, b.text) for b in two.content] == [("text", "xy")]
+    assert [(b.type, b.text) for b in three.content] == [("text", "Ada|poem|file:///work")]
+    assert asked[:2] == ["First?", "Second, after x?"] and sorted(asked[2:]) == ["Name?", "roots", "sampling"]
+    sent, _ = read_tap(log)
+    rounds = [sorted(m["params"].get("inputResponses") or {}) for m in sent if m["params"].get("name") == "two_rounds"]
+    assert rounds == [[], ["a"], ["b"]]  # each retry carries only its own round's answers
+    rounds = [sorted(m["params"].get("inputResponses") or {}) for m in sent if m["params"].get("name") == "all_at_once"]
+    assert rounds == [[], ["name", "poem", "roots"]]

@@ -12,7 +12,7 @@ from typing import Literal
 import pytest
 
 import mcp_min
-from mcp_min import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+from mcp_min import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, PARSE_ERROR,
                      UNSUPPORTED_PROTOCOL_VERSION, Context, InMemoryTransport, MCPClient, MCPServer, RPCError,
                      error_response, is_notification, notification, request, response)
 
@@ -226,8 +226,17 @@ EXCHANGES = [
      error(6, (INVALID_PARAMS, "_meta must carry io.modelcontextprotocol/clientCapabilities"))),
     ("ping is gone in the stateless era", "ready", request(6, "ping", {"_meta": META}),
      error(6, (METHOD_NOT_FOUND, "method not found: ping"))),
-    ("completion is gone in the stateless era", "new", request(6, "completion/complete", {"_meta": META}),
-     error(6, (METHOD_NOT_FOUND, "method not found: completion/complete"))),
+    ("completion is served in the stateless era", "new",
+     request(6, "completion/complete", {"ref": {"type": "ref/prompt", "name": "summarize_incident"},
+                                         "argument": {"name": "severity", "value": ""}, "_meta": META}),
+     response(6, {"completion": {"values": [], "total": 0, "hasMore": False}, "resultType": "complete", **STATELESS})),
+    ("server/discover without _meta", "new", request(6, "server/discover"),
+     error(6, (INVALID_PARAMS, "_meta must carry io.modelcontextprotocol/protocolVersion"))),
+    ("server/discover whose _meta is not an object", "new", request(6, "server/discover", {"_meta": [1]}),
+     error(6, (INVALID_PARAMS, "params._meta must be object"))),
+    ("a log level that is not one", "new", request(6, "tools/list", {"_meta": {**META, "io.modelcontextprotocol/logLevel": "loud"}}),
+     error(6, (INVALID_PARAMS, "unknown log level 'loud'; one of ['debug', 'info', 'notice', 'warning', 'error', "
+                               "'critical', 'alert', 'emergency']"))),
 ]
 
 
@@ -399,7 +408,8 @@ def test_server_discover_answers_without_a_handshake():
     server = course_server()
     result = server.handle(request(1, "server/discover", {"_meta": META}))["result"]
     assert result == {"supportedVersions": ["2026-07-28", "2025-11-25", "2025-06-18"],
-                      "capabilities": {"tools": {}, "resources": {}, "prompts": {}}, "resultType": "complete",
+                      "capabilities": {"tools": {}, "resources": {}, "prompts": {}, "logging": {}, "completions": {}},
+                      "resultType": "complete",
                       "ttlMs": 60000, "cacheScope": "private", **STATELESS}
 
 
@@ -454,20 +464,289 @@ def test_a_tampered_or_replayed_request_state_is_refused():
     assert server.handle(request(4, "tools/call", good))["error"]["code"] == INVALID_PARAMS
 
 
-def test_input_responses_without_a_state_are_ignored():
-    # A forged confirmation without a signed state does not skip the question.
+def test_input_responses_without_a_state_are_used():
+    # Without a requestState, this round's answers are the client's input like its arguments (2026-07-28).
     server = confirming_server()
-    forged = {"name": "delete_db", "_meta": ELICIT_META, "inputResponses": {"confirm": {"action": "accept"}}}
-    assert server.handle(request(1, "tools/call", forged))["result"]["resultType"] == "input_required"
+    direct = {"name": "delete_db", "_meta": ELICIT_META, "inputResponses": {"confirm": {"action": "accept"}}}
+    assert server.handle(request(1, "tools/call", direct))["result"]["content"] == [{"type": "text", "text": "deleted"}]
 
 
-def test_the_handshake_era_explains_instead_of_asking():
-    # No server-to-client requests here: the handshake era gets an isError result.
+def test_a_handshake_client_without_the_capability_is_refused_with_32021():
+    # The server may not ask what the client did not declare: -32021 names the missing capability.
     server = confirming_server()
     server.handle(request(1, "initialize", INIT))
     server.handle(notification("notifications/initialized"))
-    result = server.handle(request(2, "tools/call", {"name": "delete_db"}))["result"]
-    assert result["isError"] is True and "2026-07-28" in result["content"][0]["text"]
+    assert server.handle(request(2, "tools/call", {"name": "delete_db"}))["error"] == {
+        "code": MISSING_CLIENT_CAPABILITY, "message": "the client did not declare elicitation",
+        "data": {"requiredCapabilities": {"elicitation": {}}}}
+
+
+def asking_server(calls: list) -> MCPServer:
+    """Tools, a prompt and a resource that ask their client: in rounds, several at once, every kind."""
+    server = MCPServer("asking", state_key=b"test")
+    form = {"type": "object", "properties": {"value": {"type": "string"}}}
+
+    @server.tool()
+    def two_rounds(ctx: Context) -> str:
+        """Ask a, then b."""
+        calls.append("ran")
+        a = ctx.elicit("a", "First?", form)["content"]["value"]
+        b = ctx.elicit("b", "Second?", form)["content"]["value"]
+        return a + b
+
+    @server.tool()
+    def all_at_once(ctx: Context) -> str:
+        """Ask three questions in one round."""
+        answers = ctx.ask({"name": {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": form}},
+                           "poem": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}},
+                           "roots": {"method": "roots/list", "params": {}}})
+        return f"{answers['name']['content']['value']}|{answers['poem']['content']['text']}|{len(answers['roots']['roots'])}"
+
+    @server.tool()
+    def haiku(topic: str, ctx: Context) -> str:
+        """Borrow the client's model."""
+        return ctx.sample("haiku", f"A haiku about {topic}", max_tokens=40)["content"]["text"]
+
+    @server.tool()
+    def folders(ctx: Context) -> list:
+        """The client's roots."""
+        return [root["uri"] for root in ctx.roots()]
+
+    @server.tool(requires=("sampling",))
+    def needs_sampling() -> str:
+        """Cannot run without sampling."""
+        calls.append("needs_sampling ran")
+        return "ran"
+
+    @server.prompt()
+    def greeting(ctx: Context) -> str:
+        """Greet the user by name."""
+        return "Hello, " + ctx.elicit("who", "Your name?", form)["content"]["value"]
+
+    @server.resource("secret://vault")
+    def vault(ctx: Context) -> str:
+        """A resource behind a password."""
+        answer = ctx.elicit("password", "Password?", form)
+        return "gold" if answer["content"]["value"] == "open sesame" else "nothing"
+
+    return server
+
+
+ASK_META = {**META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}, "roots": {}}}
+
+
+def accepted(value: str) -> dict:
+    """An elicitation result that accepts with one value."""
+    return {"action": "accept", "content": {"value": value}}
+
+
+def test_a_two_round_tool_finishes_when_each_retry_carries_only_its_round():
+    # Round 1 asks a; the retry answers a only and is asked b; the retry answers b only: a's answer rode in the state.
+    calls = []
+    server = asking_server(calls)
+    first = server.handle(request(1, "tools/call", {"name": "two_rounds", "_meta": ASK_META}))["result"]
+    assert list(first["inputRequests"]) == ["a"]
+    second = server.handle(request(2, "tools/call", {"name": "two_rounds", "_meta": ASK_META, "requestState": first["requestState"],
+                                                     "inputResponses": {"a": accepted("x")}}))["result"]
+    assert (second["resultType"], list(second["inputRequests"])) == ("input_required", ["b"])
+    third = server.handle(request(3, "tools/call", {"name": "two_rounds", "_meta": ASK_META, "requestState": second["requestState"],
+                                                    "inputResponses": {"b": accepted("y")}}))["result"]
+    assert third["content"] == [{"type": "text", "text": "xy"}] and calls == ["ran", "ran", "ran"]
+
+
+def test_several_questions_travel_in_one_round_and_the_client_answers_them_together():
+    # ctx.ask puts elicitation, sampling and roots questions at once; MCPClient answers all in one retry.
+    wire = []
+    client = MCPClient(InMemoryTransport(asking_server([]), trace=lambda d, m: wire.append(m)),
+                       on_elicit=lambda q: accepted("Ada"),
+                       on_sample=lambda q: {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"},
+                       on_roots=lambda q: {"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]})
+    client.connect()
+    assert client.call_tool("all_at_once")["content"] == [{"type": "text", "text": "Ada|hi|2"}]
+    calls = [m for m in wire if m.get("method") == "tools/call"]
+    assert [sorted(m["params"].get("inputResponses", {})) for m in calls] == [[], ["name", "poem", "roots"]]
+
+
+def test_sampling_and_roots_questions_reach_their_callbacks():
+    # ctx.sample asks sampling/createMessage, ctx.roots asks roots/list; each callback gets the question whole.
+    asked = []
+    client = MCPClient(InMemoryTransport(asking_server([])),
+                       on_sample=lambda q: asked.append(q) or {"role": "assistant", "model": "m",
+                                                                "content": {"type": "text", "text": "Old pond"}},
+                       on_roots=lambda q: asked.append(q) or {"roots": [{"uri": "file:///work", "name": "work"}]})
+    client.connect()
+    assert client.call_tool("haiku", {"topic": "frogs"})["content"] == [{"type": "text", "text": "Old pond"}]
+    assert client.call_tool("folders")["content"] == [{"type": "text", "text": '["file:///work"]'}]
+    assert asked[0] == {"method": "sampling/createMessage", "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "A haiku about frogs"}}], "maxTokens": 40}}
+    assert asked[1] == {"method": "roots/list", "params": {}}
+
+
+def test_a_prompt_and_a_resource_can_ask_too():
+    # prompts/get and resources/read answer input_required like tools/call (2026-07-28 allows these three).
+    client = MCPClient(InMemoryTransport(asking_server([])), on_elicit=lambda q: accepted("open sesame"))
+    client.connect()
+    assert client.get_prompt("greeting")["messages"][0]["content"]["text"] == "Hello, open sesame"
+    assert client.read_resource("secret://vault")["contents"][0]["text"] == "gold"
+
+
+def test_asking_a_client_that_lacks_the_capability_is_32021_with_its_data():
+    # The stateless era refuses too, naming the capability in data.requiredCapabilities; nothing is asked.
+    server = asking_server([])
+    for name, capability in (("haiku", "sampling"), ("folders", "roots"), ("two_rounds", "elicitation")):
+        reply = server.handle(request(1, "tools/call", {"name": name, "arguments": {"topic": "t"} if name == "haiku" else {},
+                                                         "_meta": META}))
+        assert reply["error"] == {"code": MISSING_CLIENT_CAPABILITY, "message": f"the client did not declare {capability}",
+                                  "data": {"requiredCapabilities": {capability: {}}}}
+
+
+def test_a_tool_that_requires_a_capability_up_front_never_runs_without_it():
+    # requires=("sampling",) is checked before the tool runs.
+    calls = []
+    server = asking_server(calls)
+    reply = server.handle(request(1, "tools/call", {"name": "needs_sampling", "_meta": META}))
+    assert reply["error"]["code"] == MISSING_CLIENT_CAPABILITY and calls == []
+    assert server.handle(request(2, "tools/call", {"name": "needs_sampling", "_meta": ASK_META}))["result"]["content"] == [
+        {"type": "text", "text": "ran"}]
+
+
+def first_state(server: MCPServer, arguments=None, name: str = "two_rounds") -> str:
+    """The requestState of a first round."""
+    params = {"name": name, "arguments": arguments or {}, "_meta": ASK_META}
+    return server.handle(request(1, "tools/call", params))["result"]["requestState"]
+
+
+def retry(server: MCPServer, state, name: str = "two_rounds", arguments=None) -> dict:
+    """A retry carrying state and an answer to a."""
+    params = {"name": name, "arguments": arguments or {}, "_meta": ASK_META, "requestState": state,
+              "inputResponses": {"a": accepted("x"), "name": accepted("x")}}
+    return server.handle(request(2, "tools/call", params))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda state: "x" + state, "requestState is not one this server signed"),
+    (lambda state: state[:-1] + "é", "requestState is not one this server signed"),
+    (lambda state: 42, "requestState is not one this server signed"),
+    (lambda state: "", "requestState is not one this server signed"),
+])
+def test_a_forged_request_state_is_refused(change, message):
+    # requestState is attacker-controlled: any change to it is -32602 (a non-ASCII signature too).
+    server = asking_server([])
+    assert retry(server, change(first_state(server)))["error"] == {"code": INVALID_PARAMS, "message": message}
+
+
+def test_a_request_state_is_spent_once():
+    # The genuine state works once; the same state again is refused.
+    server = asking_server([])
+    state = first_state(server)
+    assert retry(server, state)["result"]["resultType"] == "input_required"
+    assert retry(server, state)["error"] == {"code": INVALID_PARAMS, "message": "requestState was used already"}
+
+
+def test_a_request_state_is_bound_to_its_method_tool_and_arguments():
+    # A state minted for one call is refused on another tool, other arguments or another method.
+    server = asking_server([])
+    state = first_state(server, {"topic": "frogs"}, name="haiku")
+    assert retry(server, state, name="two_rounds")["error"]["message"] == "requestState belongs to another request"
+    assert retry(server, state, name="haiku", arguments={"topic": "toads"})["error"]["message"] == (
+        "requestState belongs to another request")
+    reply = server.handle(request(3, "prompts/get", {"name": "greeting", "_meta": ASK_META, "requestState": state}))
+    assert reply["error"]["message"] == "requestState belongs to another request"
+
+
+def test_an_expired_request_state_is_refused(monkeypatch):
+    # The expiry is inside the signed payload: a state minted with no time to live is refused.
+    server = asking_server([])
+    monkeypatch.setattr(mcp_min, "STATE_TTL_S", -1)
+    assert retry(server, first_state(server))["error"] == {"code": INVALID_PARAMS, "message": "requestState has expired"}
+
+
+def test_two_servers_mint_different_states_for_the_same_call():
+    # A random nonce: a fresh server with the same key never mints a state the first one already minted.
+    assert first_state(asking_server([])) != first_state(asking_server([]))
+
+
+def test_input_responses_that_are_not_objects_are_invalid_params():
+    # inputResponses is an object of result objects.
+    server = asking_server([])
+    for responses, message in (([1], "params.inputResponses must be object"), ({"a": 1}, "inputResponses.a must be an object")):
+        reply = server.handle(request(1, "tools/call", {"name": "two_rounds", "_meta": ASK_META, "inputResponses": responses}))
+        assert reply["error"] == {"code": INVALID_PARAMS, "message": message}
+
+
+def test_a_missing_answer_is_asked_again_not_an_error():
+    # A retry that leaves a question unanswered gets a new input_required for it (2026-07-28 SHOULD).
+    server = asking_server([])
+    state = first_state(server)
+    again = server.handle(request(2, "tools/call", {"name": "two_rounds", "_meta": ASK_META, "requestState": state}))
+    assert list(again["result"]["inputRequests"]) == ["a"]
+
+
+# ---- pages: every */list, in both eras ----
+
+def paged_server() -> MCPServer:
+    """Five tools, five prompts, five resources and five templates, two to a page."""
+    server = MCPServer("paged", page_size=2)
+    for i in range(5):
+        server.add_tool(f"t{i}", lambda: i)
+        server.add_prompt(f"p{i}", lambda: "x")
+        server.add_resource(f"r://{i}", "x")
+        server.add_resource(f"r://{i}/{{name}}", lambda name: name)
+    return server
+
+
+@pytest.mark.parametrize("method, key", [("tools/list", "tools"), ("prompts/list", "prompts"),
+                                         ("resources/list", "resources"), ("resources/templates/list", "resourceTemplates")])
+def test_every_list_serves_pages_with_next_cursor(method, key):
+    # Two a page: a cursor leads on, the last page has no nextCursor, and a cursor from elsewhere is -32602.
+    server = paged_server()
+    server.handle(request(0, "initialize", INIT))
+    server.handle(notification("notifications/initialized"))
+    pages, cursor = [], None
+    while True:
+        result = server.handle(request(1, method, {"cursor": cursor} if cursor else None))["result"]
+        pages.append(len(result[key]))
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            break
+    assert pages == [2, 2, 1]
+    assert server.handle(request(2, method, {"cursor": "bogus"}))["error"] == {
+        "code": INVALID_PARAMS, "message": "unknown cursor: 'bogus'"}
+    other = mcp_min.page_cursor("elsewhere", 2)
+    assert server.handle(request(3, method, {"cursor": other}))["error"]["code"] == INVALID_PARAMS
+
+
+def test_the_client_follows_next_cursor_to_the_end():
+    # list_tools and friends return every item, page after page, in both eras.
+    for era in ("handshake", "stateless"):
+        client = MCPClient(InMemoryTransport(paged_server()))
+        client.connect(mode="legacy" if era == "handshake" else "auto")
+        assert [tool["name"] for tool in client.list_tools()] == ["t0", "t1", "t2", "t3", "t4"]
+        assert len(client.list_prompts()) == len(client.list_resources()) == len(client.list_resource_templates()) == 5
+
+
+def test_a_server_that_repeats_a_cursor_does_not_trap_the_client():
+    # A broken server whose nextCursor never changes: the client stops with an error.
+    server = paged_server()
+    server._handlers["tools/list"] = lambda params: {"tools": [], "nextCursor": "again"}
+    client = MCPClient(InMemoryTransport(server))
+    client.initialize()
+    with pytest.raises(RPCError) as caught:
+        client.list_tools()
+    assert caught.value.message == "tools/list sent the cursor 'again' again, or too many pages"
+
+
+def test_a_header_name_must_be_a_token_on_a_plain_argument():
+    # x-mcp-header: a token (no spaces or colons), and only for a string, integer or boolean argument.
+    server = MCPServer("h")
+    server.add_tool("query", lambda region, limit: 1, headers={"region": "Region"},
+                    input_schema={"type": "object", "properties": {"region": {"type": "string"}, "limit": {"type": "number"}}})
+    assert server.tools["query"]["spec"]["inputSchema"]["properties"]["region"] == {"type": "string", "x-mcp-header": "Region"}
+    with pytest.raises(ValueError):
+        server.add_tool("bad", lambda region: 1, headers={"region": "Re gion"})
+    with pytest.raises(ValueError):
+        server.add_tool("bad", lambda ratio: 1, headers={"ratio": "Ratio"},
+                        input_schema={"type": "object", "properties": {"ratio": {"type": "number"}}})
 
 
 # ---- the client ----
@@ -535,11 +814,11 @@ def test_a_fresh_stateless_cache_is_not_fetched_again():
     assert [m.get("method") for m in wire].count("tools/list") == 2
 
 
-def test_call_tool_answers_input_required_through_on_input():
-    # The client asks on_input, retries with a new id, and returns the final result.
+def test_call_tool_answers_input_required_through_on_elicit():
+    # The client asks on_elicit, retries with a new id, and returns the final result.
     asked = []
     client = MCPClient(InMemoryTransport(confirming_server()),
-                       on_input=lambda question: asked.append(question) or {"action": "accept"})
+                       on_elicit=lambda question: asked.append(question) or {"action": "accept"})
     client.connect()
     assert client.call_tool("delete_db")["content"] == [{"type": "text", "text": "deleted"}]
     assert asked[0]["method"] == "elicitation/create"

@@ -971,12 +971,133 @@ def test_small_methods_wait_for_the_handshake(kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_small_methods_do_not_exist_in_the_stateless_era(kind):
-    # With _meta naming 2026-07-28, each small method is -32601: that revision removed them.
+def test_small_methods_do_not_exist_in_the_stateless_era_but_completion_does(kind):
+    # With _meta naming 2026-07-28, setLevel and (un)subscribe are -32601: that revision removed them;
+    # completion/complete is still in it, and answers as in the handshake era.
     with connected(kind) as (client, _):
         assert client.connect()["supportedVersions"][0] == "2026-07-28"
         assert client.era == "stateless"
-        for method, params in SMALL_METHODS:
+        for method, params in SMALL_METHODS[:3]:
             with pytest.raises(RPCError) as missing:
                 client.request(method, params)
             assert (missing.value.code, missing.value.message) == (-32601, f"method not found: {method}")
+        method, params = SMALL_METHODS[3]
+        assert client.request(method, params)["completion"] == SMALL_ANSWERS[3]["completion"]
+
+
+# ---- 2026-07-28 over HTTP: Mcp-Param-* headers, header whitespace, -32021 and discover's _meta ----
+
+def region_server() -> mcp_min.MCPServer:
+    """A server whose query tool repeats its region (and its limit) in Mcp-Param-* headers."""
+    server = mcp_min.MCPServer("regions")
+
+    @server.tool(headers={"region": "Region", "limit": "Limit"})
+    def query(region: str, sql: str, limit: int = 10) -> str:
+        """Run sql in a region."""
+        return f"{region}:{limit}"
+
+    @server.tool()
+    def confirm(ctx: mcp_min.Context) -> str:
+        """Ask the user."""
+        return ctx.elicit("sure", "Sure?", {"type": "object"})["action"]
+    return server
+
+
+def raw_post(port: int, message: dict, headers: list) -> tuple:
+    """POST message with headers given as (name, value) pairs, a name possibly twice: (status, body)."""
+    conn = connection(port)
+    body = json.dumps(message).encode()
+    conn.putrequest("POST", "/mcp")
+    for name, value in [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"),
+                        ("Content-Length", str(len(body))), *headers]:
+        conn.putheader(name, value)
+    conn.endheaders(body)
+    reply = conn.getresponse()
+    result = reply.status, json.loads(reply.read())
+    conn.close()
+    return result
+
+
+def query_call(arguments: dict) -> tuple:
+    """A stateless tools/call of query, and its standard headers as pairs."""
+    message, headers = stateless(1, "tools/call", {"name": "query", "arguments": arguments})
+    return message, list(headers.items())
+
+
+@pytest.mark.parametrize("case, arguments, params, status, text", [
+    ("both present and equal", {"region": "us-west1", "sql": "x", "limit": 5},
+     [("Mcp-Param-Region", "us-west1"), ("Mcp-Param-Limit", "5")], 200, "us-west1:5"),
+    ("an integer compares as a number", {"region": "eu", "sql": "x", "limit": 5},
+     [("Mcp-Param-Region", "eu"), ("Mcp-Param-Limit", "5.0")], 200, "eu:5"),
+    ("a base64 value is unwrapped", {"region": "Zürich", "sql": "x"},
+     [("Mcp-Param-Region", mcp_min.header_value("Zürich"))], 200, "Zürich:10"),
+    ("an absent argument needs no header", {"region": "eu", "sql": "x"}, [("Mcp-Param-Region", "eu")], 200, "eu:10"),
+    ("a header name in another case", {"region": "eu", "sql": "x"}, [("mcp-param-region", "eu")], 200, "eu:10"),
+    ("mismatched", {"region": "eu", "sql": "x"}, [("Mcp-Param-Region", "us")], 400,
+     "the Mcp-Param-Region header does not match the body"),
+    ("missing", {"region": "eu", "sql": "x"}, [], 400, "the Mcp-Param-Region header does not match the body"),
+    ("sent twice", {"region": "eu", "sql": "x"}, [("Mcp-Param-Region", "eu"), ("Mcp-Param-Region", "eu")], 400,
+     "the Mcp-Param-Region header was sent 2 times"),
+    ("for an argument that is absent", {"region": "eu", "sql": "x"},
+     [("Mcp-Param-Region", "eu"), ("Mcp-Param-Limit", "3")], 400, "the Mcp-Param-Limit header does not match the body"),
+    ("bad base64", {"region": "eu", "sql": "x"}, [("Mcp-Param-Region", "=?base64?ZX?=")], 400,
+     "the Mcp-Param-Region header is not a valid =?base64?...?= value"),
+])
+def test_mcp_param_headers_must_repeat_their_arguments(case, arguments, params, status, text):
+    # x-mcp-header (2026-07-28): each annotated argument present travels as Mcp-Param-{Name}; -32020 otherwise.
+    with http_endpoint(region_server) as port:
+        message, headers = query_call(arguments)
+        got_status, body = raw_post(port, message, headers + params)
+        got_text = body["result"]["content"][0]["text"] if got_status == 200 else body["error"]["message"]
+        assert (case, got_status, got_text) == (case, status, text)
+        if got_status == 400:
+            assert body["error"]["code"] == -32020
+
+
+def test_http_transport_mirrors_annotated_arguments_into_headers():
+    # HttpTransport learns the annotations from tools/list and sends Mcp-Param-* itself, base64 where needed.
+    with http_endpoint(region_server) as port:
+        client = mcp_min.MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp"))
+        client.connect()
+        client.list_tools()
+        assert client.call_tool("query", {"region": "Zürich", "sql": "x", "limit": 3})["content"][0]["text"] == "Zürich:3"
+        client.close()
+
+
+def test_a_tool_with_an_invalid_header_annotation_is_left_out_of_the_list():
+    # A client must drop a tool it cannot mirror (an annotation under items, or a number), and keep the rest.
+    result = {"tools": [
+        {"name": "ok", "inputSchema": {"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "A"}}}},
+        {"name": "nested", "inputSchema": {"type": "object", "properties": {"a": {"type": "array", "items": {
+            "type": "string", "x-mcp-header": "A"}}}}},
+        {"name": "number", "inputSchema": {"type": "object", "properties": {"a": {"type": "number", "x-mcp-header": "A"}}}},
+        {"name": "twice", "inputSchema": {"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "A"},
+                                                                            "b": {"type": "string", "x-mcp-header": "a"}}}}]}
+    transport = mcp_min.HttpTransport("http://127.0.0.1:9/mcp")
+    transport.learn_headers(result)
+    assert [tool["name"] for tool in result["tools"]] == ["ok"]
+    assert list(transport.tool_schemas) == ["ok"]
+
+
+def test_header_values_are_compared_without_surrounding_whitespace():
+    # RFC 9110 section 5.5: spaces and tabs around a field value are not part of it.
+    with http_endpoint() as port:
+        message, headers = stateless(1, "tools/list")
+        status, body = raw_post(port, message, [("MCP-Protocol-Version", "2026-07-28 \t"), ("Mcp-Method", "tools/list  ")])
+        assert (status, body["result"]["tools"][0]["name"]) == (200, "add")
+
+
+def test_a_missing_client_capability_is_400_over_http():
+    # -32021 is a 400 with its data, like the other errors of a request the server will not serve.
+    with http_endpoint(region_server) as port:
+        message, headers = stateless(1, "tools/call", {"name": "confirm", "arguments": {}})
+        status, body = raw_post(port, message, list(headers.items()))
+        assert (status, body) == (400, error_response(1, -32021, "the client did not declare elicitation",
+                                                      {"requiredCapabilities": {"elicitation": {}}}))
+
+
+def test_discover_without_meta_is_400_over_http():
+    # server/discover's _meta is required (2026-07-28): -32602 and 400.
+    with http_endpoint() as port:
+        status, body = raw_post(port, request(1, "server/discover"), [("Mcp-Method", "server/discover")])
+        assert (status, body) == (400, error_response(1, -32602, "_meta must carry io.modelcontextprotocol/protocolVersion"))
