@@ -25,6 +25,7 @@ import pytest
 
 import mcp_min
 import server_demo
+import test_mcp_min
 from mcp_min import MAX_DEPTH, MAX_MESSAGE_BYTES, RPCError, error_response, notification, request, response
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -277,7 +278,10 @@ def notes_server() -> mcp_min.MCPServer:
 
 NOTES_STDIO = [PYTHON, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import mcp_min, test_transports; "
                              "mcp_min.serve_stdio(test_transports.notes_server())"]
-SERVERS = {"demo": (server_demo.make_server, DEMO), "notes": (notes_server, NOTES_STDIO)}
+ASKING_STDIO = [PYTHON, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import mcp_min, test_mcp_min; "
+                              "mcp_min.serve_stdio(test_mcp_min.asking_server([]))"]
+SERVERS = {"demo": (server_demo.make_server, DEMO), "notes": (notes_server, NOTES_STDIO),
+           "asking": (lambda: test_mcp_min.asking_server([]), ASKING_STDIO)}
 
 
 @contextlib.contextmanager
@@ -1101,3 +1105,30 @@ def test_discover_without_meta_is_400_over_http():
     with http_endpoint() as port:
         status, body = raw_post(port, request(1, "server/discover"), [("Mcp-Method", "server/discover")])
         assert (status, body) == (400, error_response(1, -32602, "_meta must carry io.modelcontextprotocol/protocolVersion"))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_rounds_and_questions_cross_every_transport(kind):
+    # Two rounds, three questions in one round, a prompt and a resource that ask: the same on memory, stdio and HTTP.
+    answers = {"First?": "x", "Second?": "y", "Name?": "Ada", "Your name?": "Bo", "Password?": "open sesame"}
+    options = {"on_elicit": lambda q: {"action": "accept", "content": {"value": answers[q["params"]["message"]]}},
+               "on_sample": lambda q: {"role": "assistant", "model": "m", "content": {"type": "text", "text": "hi"}},
+               "on_roots": lambda q: {"roots": [{"uri": "file:///a"}]}}
+    with connected(kind, "asking", **options) as (client, wire):
+        client.connect()
+        assert client.call_tool("two_rounds")["content"] == text_result("xy")["content"]
+        assert client.call_tool("all_at_once")["content"] == text_result("Ada|hi|1")["content"]
+        assert client.get_prompt("greeting")["messages"][0]["content"] == text_result("Hello, Bo")["content"][0]
+        assert client.read_resource("secret://vault")["contents"][0]["text"] == "gold"
+        sent = [m for d, m in wire if d == "→" and m.get("method") == "tools/call"]
+        assert [sorted(m["params"].get("inputResponses", {})) for m in sent] == [[], ["a"], ["b"], [], ["name", "poem", "roots"]]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_client_without_the_capability_gets_32021_on_every_transport(kind):
+    # The server refuses to ask what the client did not declare, on every transport.
+    with connected(kind, "asking") as (client, _):
+        client.connect()
+        with pytest.raises(RPCError) as refused:
+            client.call_tool("two_rounds")
+        assert (refused.value.code, refused.value.data) == (-32021, {"requiredCapabilities": {"elicitation": {}}})
