@@ -41,7 +41,7 @@ Example:
     client.call_tool("add", {"x": 2, "y": 3})   # {"content": [{"type": "text", "text": "5"}]}
 """
 
-import base64, inspect, itertools, json, os, re, sys, threading, time, types, typing
+import base64, inspect, itertools, json, os, queue, re, sys, threading, time, types, typing
 # subprocess, select, signal, hmac and the HTTP modules are imported where they are used: a stdio
 # server that needs none of them starts sooner.
 
@@ -245,19 +245,25 @@ class InputRequired(BaseException):
 
 
 class Context:
-    """What a running tool, prompt or resource function may do with its client: log, report progress, ask.
+    """One request being served: what its function may do with the client (log, report progress, ask) and
+    whether the client cancelled it.
 
-    A function asks for it with a parameter annotated `Context`, which its inputSchema leaves out:
+    A tool, prompt or resource function asks for it with a parameter annotated `Context`, which its
+    inputSchema leaves out:
         @server.tool()
         def count_slowly(n: int, ctx: Context) -> str:
             for i in range(n):
+                if ctx.cancelled:
+                    return "stopped"
                 ctx.progress(i + 1, total=n)
             return "done"
     """
 
-    def __init__(self, server, params: dict, answers: dict):
-        meta = params.get("_meta") or {}
-        self.queue = server.queue
+    def __init__(self, server, id, params: dict, stream=None):
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        self.server, self.id, self.stream = server, id, stream
+        # Where this request's own messages go: its HTTP response stream, or else the server's outbox.
+        self.send = stream.send if stream else server.queue
         self.progress_token = meta.get("progressToken")  # no token: the client wants no progress
         self.stateless = PROTOCOL_VERSION_KEY in meta
         # 2026-07-28 has no logging/setLevel: a request asks for log lines in its own _meta, or gets none.
@@ -266,8 +272,14 @@ class Context:
             self.client_capabilities = meta.get(CLIENT_CAPABILITIES_KEY, {})
         else:
             self.client_capabilities = server.client_capabilities or {}
-        self.answers = answers  # the client's answers so far, by the keys the questions were asked under
+        self.answers = {}  # the client's answers so far, by the keys the questions were asked under
         self.last_progress = None
+        self._cancelled = threading.Event()  # set by notifications/cancelled, read by the running function
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the client cancelled this request (notifications/cancelled, or its HTTP stream closed)."""
+        return self._cancelled.is_set() or bool(self.stream and self.stream.closed)
 
     def as_argument(self, parameter: str | None) -> dict:
         """The keyword argument that hands this context to a function, if it has a Context parameter."""
@@ -284,7 +296,7 @@ class Context:
         """Send notifications/message, unless level is below the one the client set."""
         if self.log_level in LOG_LEVELS and LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level):
             params = {"level": level, "data": data} | ({"logger": logger} if logger else {})
-            self.queue(notification("notifications/message", params))
+            self.send(notification("notifications/message", params))
 
     def progress(self, progress: float, total: float | None = None, message: str | None = None):
         """Send notifications/progress for the request's progressToken; progress must grow."""
@@ -294,7 +306,7 @@ class Context:
             raise ValueError(f"progress must increase: {progress} after {self.last_progress}")
         self.last_progress = progress
         params = {"progressToken": self.progress_token, "progress": progress, "total": total, "message": message}
-        self.queue(notification("notifications/progress", {k: v for k, v in params.items() if v is not None}))
+        self.send(notification("notifications/progress", {k: v for k, v in params.items() if v is not None}))
 
     def ask(self, questions: dict) -> dict:
         """Put several questions to the client at once ({key: {method, params}}); its answers, by the same keys.
@@ -305,13 +317,38 @@ class Context:
         """
         self.require(QUESTION_CAPABILITIES[question["method"]] for question in questions.values())
         unanswered = {key: question for key, question in questions.items() if key not in self.answers}
-        if unanswered and not self.stateless:
-            # This lab's handshake era sends no server-to-client requests: only input_required can ask.
-            raise RuntimeError(f"this needs the client's answer to {sorted(unanswered)}, which only a 2026-07-28 "
-                               "client can give here")
-        if unanswered:
+        if unanswered and self.stateless:
             raise InputRequired(unanswered)
+        if unanswered:
+            self.answers |= self._ask_now(unanswered)
         return {key: self.answers[key] for key in questions}
+
+    def _ask_now(self, questions: dict) -> dict:
+        """Handshake era: send each question as a request of the server's own, then wait for the responses.
+
+        The transport keeps reading while this waits, and hands each response to MCPServer.handle, which
+        passes it here (section 5, "Both directions").
+        """
+        waiting = {}
+        for key, question in questions.items():
+            id, slot = self.server._expect_response()
+            waiting[key] = id, slot
+            self.send(request(id, question["method"], question.get("params")))
+        answers, deadline = {}, time.monotonic() + ASK_TIMEOUT_S
+        for key, (id, slot) in waiting.items():
+            reply = None
+            while reply is None and not self.cancelled and time.monotonic() < deadline:
+                try:
+                    reply = slot.get(timeout=0.05)
+                except queue.Empty:
+                    continue  # look at cancelled and the clock again
+            if reply is None:
+                self.server._forget_requests([id for id, _ in waiting.values()])
+                raise RuntimeError(f"no answer to {questions[key]['method']} ('{key}')")
+            if "error" in reply:
+                raise RuntimeError(f"the client could not answer {questions[key]['method']}: {reply['error']}")
+            answers[key] = reply["result"]
+        return answers
 
     def elicit(self, key: str, message: str, schema: dict) -> dict:
         """Ask the user a question through the client (elicitation/create): {action, content?}."""
@@ -336,6 +373,7 @@ class Context:
 
 
 STATE_TTL_S = 600  # a requestState is refused after ten minutes: time enough for a person to answer
+ASK_TIMEOUT_S = 300  # how long a handshake-era function waits for the client to answer its question
 
 
 class MCPServer:
@@ -362,6 +400,14 @@ class MCPServer:
         self.log_level, self.subscriptions = "info", set()
         self._outbox = []
         self.on_queue = None  # set by a transport that can deliver a notification before the response is ready
+        # Both directions (section 5): the requests running now, the server's own requests awaiting a
+        # response, and the open subscriptions/listen streams. Transports call handle() from several
+        # threads at once; _lock guards these and the outbox.
+        self._lock = threading.Lock()
+        self._running = {}  # request id -> its Context, so that notifications/cancelled reaches it
+        self._waiting = {}  # id of a request this server sent -> the queue its response is put in
+        self._last_request_id = 0
+        self._listeners = []  # one {"id", "filter", "context"} an open subscriptions/listen stream
         # input_required (stateless era): each requestState is signed, expires, and is spent only once.
         self._state_key = state_key or os.urandom(32)
         self._states_spent = {}  # nonce -> expiry, forgotten once expired
@@ -371,7 +417,7 @@ class MCPServer:
             "resources/templates/list": self._list_templates, "resources/read": self._read_resource,
             "prompts/list": self._list_prompts, "prompts/get": self._get_prompt, "logging/setLevel": self._set_level,
             "resources/subscribe": self._subscribe, "resources/unsubscribe": self._unsubscribe,
-            "completion/complete": self._complete}
+            "completion/complete": self._complete, "subscriptions/listen": self._listen}
 
     # -- the catalog; registering with notify=True queues list_changed in the outbox --
 
@@ -437,39 +483,62 @@ class MCPServer:
 
     def _list_changed(self, kind: str, notify: bool):
         """Queue notifications/<kind>/list_changed: a bare cache invalidation, no payload (course 000)."""
-        if notify and self._initialized:
+        if not notify:
+            return
+        if self._initialized:
             self.queue(notification(f"notifications/{kind}/list_changed"))
+        self._tell_listeners(lambda asked: asked.get(f"{kind}ListChanged"), f"notifications/{kind}/list_changed", {})
 
     def resource_updated(self, uri: str):
         """Tell a subscribed client that the resource at uri changed (notifications/resources/updated)."""
         if uri in self.subscriptions and self._initialized:
             self.queue(notification("notifications/resources/updated", {"uri": uri}))
+        self._tell_listeners(lambda asked: uri in asked.get("resourceSubscriptions", []),
+                             "notifications/resources/updated", {"uri": uri})
 
-    def queue(self, note: dict):
-        """Put a notification in the outbox; a transport that set on_queue delivers it at once."""
-        self._outbox.append(note)
+    def queue(self, message: dict):
+        """Put a message for the client in the outbox; a transport that set on_queue delivers it at once."""
+        with self._lock:
+            self._outbox.append(message)
         if self.on_queue:
             self.on_queue()  # stdio: a tool's progress reaches the client while the tool still runs
 
+    def drain_outbox(self) -> list:
+        """Empty the outbox; what it held, oldest first (course 000: the transport drains it)."""
+        with self._lock:
+            messages, self._outbox = self._outbox, []
+        return messages
+
     # -- the one entry point --
 
-    def handle(self, message) -> dict | None:
-        """Handle one message: its response, or None for a notification (never a response, not even an error)."""
+    def handle(self, message, stream=None) -> dict | None:
+        """Handle one message: its response, or None for a notification (never a response, not even an error).
+
+        stream, if a transport gives one, carries this request's own messages (progress, log lines, the
+        server's questions) as they happen, and tells whether the client closed it (section 5).
+        """
         if not isinstance(message, dict):
             # A batch (a list) or a scalar: no request object, no id to respond to (batches left in 2025-06-18).
             return error_response(None, INVALID_REQUEST, "a message must be a JSON object")
         if "method" not in message and ("result" in message or "error" in message):
-            return None  # a response: this lab sends no requests, so it awaits none
+            self._receive_response(message)  # the client answering a question this server asked
+            return None
         id = message.get("id") if valid_id(message.get("id")) else None  # an id we cannot echo is null
+        ctx = Context(self, id, message.get("params") if isinstance(message.get("params"), dict) else {}, stream)
+        later = False  # subscriptions/listen is answered when its stream ends, not now
         try:
-            reply = response(id, self._serve(message))
+            result = self._serve(message, ctx)
+            later = result is None
+            reply = response(id, result)
         except RPCError as exc:  # tier 1: a deliberate protocol error keeps its code
             reply = error_response(id, exc.code, exc.message, exc.data)
         except Exception as exc:  # tier 2: a handler bug becomes -32603, never a traceback on the wire
             reply = error_response(id, INTERNAL_ERROR, f"internal error: {exc!r}"[:200])
-        return None if is_notification(message) else reply  # tier 3: a notification never gets a response
+        if is_notification(message) or later or ctx.cancelled:
+            return None  # tier 3: no response to a notification, nor (yet) to a request the client cancelled
+        return reply
 
-    def _serve(self, message: dict):
+    def _serve(self, message: dict, ctx: Context):
         """Check the message, pick its era, pass the handshake gate, and dispatch."""
         if message.get("jsonrpc") != JSONRPC:
             raise RPCError(INVALID_REQUEST, 'jsonrpc must be "2.0"')
@@ -485,24 +554,33 @@ class MCPServer:
         if is_notification(message):
             if method == "notifications/initialized" and self.protocol_version:
                 self._initialized = True  # the session is live only now (course 000, step 3)
-            return None  # notifications/cancelled and the rest: one request at a time, nothing to stop
-        if is_stateless(message):
-            return self._serve_stateless(method, params)
-        # The handshake gate (course 000): nothing but initialize and ping before `initialized`.
-        if not self._initialized and method not in ("initialize", "ping"):
-            raise RPCError(NOT_INITIALIZED, "server not initialized")
-        return self._dispatch(method, params)
+            if method == "notifications/cancelled":
+                self._cancel(params.get("requestId"))
+            return None  # notifications/roots/list_changed and the rest: nothing to do here
+        with self._lock:
+            self._running[ctx.id] = ctx  # notifications/cancelled finds it here while it runs
+        try:
+            if is_stateless(message):
+                return self._serve_stateless(method, params, ctx)
+            # The handshake gate (course 000): nothing but initialize and ping before `initialized`.
+            if not self._initialized and method not in ("initialize", "ping"):
+                raise RPCError(NOT_INITIALIZED, "server not initialized")
+            return self._dispatch(method, params, ctx)
+        finally:
+            with self._lock:
+                if self._running.get(ctx.id) is ctx:
+                    del self._running[ctx.id]
 
-    def _dispatch(self, method: str, params: dict, stateless: bool = False):
+    def _dispatch(self, method: str, params: dict, ctx: Context, stateless: bool = False):
         """Route a method to its handler: the flat table of course 000."""
         handler = self._handlers.get(method)
-        if handler is None or (stateless and method in HANDSHAKE_ONLY):
+        if handler is None or (stateless and method in HANDSHAKE_ONLY) or (not stateless and method in STATELESS_ONLY):
             raise RPCError(METHOD_NOT_FOUND, f"method not found: {method}")
-        return handler(params)
+        return handler(params, ctx)
 
     # -- the handlers, each under the request it serves --
 
-    def _initialize(self, params):
+    def _initialize(self, params, ctx):
         # initialize {protocolVersion, capabilities, clientInfo}
         if self._initialized:
             raise RPCError(INVALID_REQUEST, "session already initialized")
@@ -513,15 +591,15 @@ class MCPServer:
                   "serverInfo": self.server_info}
         return result | ({"instructions": self.instructions} if self.instructions else {})
 
-    def _ping(self, params):
+    def _ping(self, params, ctx):
         # ping {}: allowed at any time, even before the handshake
         return {}
 
-    def _list_tools(self, params):
+    def _list_tools(self, params, ctx):
         # tools/list {cursor?}
         return self._page("tools", [tool["spec"] for tool in self.tools.values()], params)
 
-    def _call_tool(self, params):
+    def _call_tool(self, params, ctx):
         # tools/call {name, arguments}: the error lattice of course 000, checked in this order
         name, arguments = param(params, "name", str), param(params, "arguments", dict, {})
         tool = self.tools.get(name)
@@ -530,27 +608,27 @@ class MCPServer:
         if self.allowed_tools is not None and name not in self.allowed_tools:
             raise RPCError(TOOL_NOT_ALLOWED, f"tool '{name}' not permitted for this session")  # before it runs
         check_arguments(tool["spec"]["inputSchema"], arguments)
-        context = Context(self, params, self._answers("tools/call", name, arguments, params))
-        context.require(tool["requires"])  # a tool may say up front what it cannot run without
+        ctx.answers = self._answers("tools/call", name, arguments, params)
+        ctx.require(tool["requires"])  # a tool may say up front what it cannot run without
         try:
-            return tool_result(tool["fn"](**arguments, **context.as_argument(tool["context"])))
+            return tool_result(tool["fn"](**arguments, **ctx.as_argument(tool["context"])))
         except InputRequired as ask:  # 2026-07-28: the client answers, then sends the call again
-            return self._input_required(ask, "tools/call", name, arguments, context.answers)
+            return self._input_required(ask, "tools/call", name, arguments, ctx.answers)
         except RPCError:
             raise  # a deliberate protocol error (a missing client capability): an error response
         except (Exception, SystemExit) as exc:  # sys.exit() in a tool must not end the server
             # The tool failed, the protocol did not: a result the model can read and react to.
             return {"content": [text_content(f"ERROR: {exc or type(exc).__name__}")], "isError": True}
 
-    def _list_resources(self, params):
+    def _list_resources(self, params, ctx):
         # resources/list {cursor?}
         return self._page("resources", [entry["spec"] for entry in self.resources.values()], params)
 
-    def _list_templates(self, params):
+    def _list_templates(self, params, ctx):
         # resources/templates/list {cursor?}
         return self._page("resourceTemplates", [entry["spec"] for entry in self.templates.values()], params)
 
-    def _read_resource(self, params):
+    def _read_resource(self, params, ctx):
         # resources/read {uri}: a static resource, else the first template that matches
         uri = param(params, "uri", str)
         entry, variables = self.resources.get(uri), {}
@@ -562,20 +640,20 @@ class MCPServer:
                 break
         if entry is None:
             raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
-        context = Context(self, params, self._answers("resources/read", uri, {}, params))
+        ctx.answers = self._answers("resources/read", uri, {}, params)
         try:
-            content = entry["read"](**variables, **context.as_argument(entry["context"]))
+            content = entry["read"](**variables, **ctx.as_argument(entry["context"]))
         except KeyError:  # the template's function does not know this name
             raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
         except InputRequired as ask:
-            return self._input_required(ask, "resources/read", uri, {}, context.answers)
+            return self._input_required(ask, "resources/read", uri, {}, ctx.answers)
         return {"contents": [resource_contents(uri, content, entry["spec"]["mimeType"])]}
 
-    def _list_prompts(self, params):
+    def _list_prompts(self, params, ctx):
         # prompts/list {cursor?}
         return self._page("prompts", [prompt["spec"] for prompt in self.prompts.values()], params)
 
-    def _get_prompt(self, params):
+    def _get_prompt(self, params, ctx):
         # prompts/get {name, arguments}: each required variable filled, or INVALID_PARAMS naming it
         name = param(params, "name", str)
         prompt = self.prompts.get(name)
@@ -587,31 +665,31 @@ class MCPServer:
             if argument["required"] and argument["name"] not in arguments:
                 raise RPCError(INVALID_PARAMS, f"missing prompt variable: {argument['name']}")
         filled = {key: arguments[key] for key in known if key in arguments}
-        context = Context(self, params, self._answers("prompts/get", name, filled, params))
+        ctx.answers = self._answers("prompts/get", name, filled, params)
         try:
-            rendered = prompt["render"](**filled, **context.as_argument(prompt["context"]))
+            rendered = prompt["render"](**filled, **ctx.as_argument(prompt["context"]))
         except InputRequired as ask:
-            return self._input_required(ask, "prompts/get", name, filled, context.answers)
+            return self._input_required(ask, "prompts/get", name, filled, ctx.answers)
         return {"description": prompt["spec"]["description"], "messages": prompt_messages(rendered)}
 
-    def _set_level(self, params):
+    def _set_level(self, params, ctx):
         # logging/setLevel {level}: log lines below it are not sent
         if params.get("level") not in LOG_LEVELS:
             raise RPCError(INVALID_PARAMS, f"unknown log level {params.get('level')!r}; one of {LOG_LEVELS}")
         self.log_level = params["level"]
         return {}
 
-    def _subscribe(self, params):
+    def _subscribe(self, params, ctx):
         # resources/subscribe {uri}
         self.subscriptions.add(param(params, "uri", str))
         return {}
 
-    def _unsubscribe(self, params):
+    def _unsubscribe(self, params, ctx):
         # resources/unsubscribe {uri}
         self.subscriptions.discard(param(params, "uri", str))
         return {}
 
-    def _complete(self, params):
+    def _complete(self, params, ctx):
         # completion/complete {ref: {type, name | uri}, argument: {name, value}}
         ref, argument = param(params, "ref", dict), param(params, "argument", dict)
         catalog = self.prompts if ref.get("type") == "ref/prompt" else self.templates
@@ -624,7 +702,7 @@ class MCPServer:
 
     # -- the stateless era's parts (section 3 explains the era) --
 
-    def _serve_stateless(self, method: str, params: dict):
+    def _serve_stateless(self, method: str, params: dict, ctx: Context):
         """Serve one self-contained 2026-07-28 request: no gate, and nothing read from the session."""
         meta = param(params, "_meta", dict, {})
         if PROTOCOL_VERSION_KEY not in meta:  # server/discover too: its _meta is required (2026-07-28)
@@ -636,16 +714,97 @@ class MCPServer:
             raise RPCError(INVALID_PARAMS, f"_meta must carry {CLIENT_CAPABILITIES_KEY}")
         if LOG_LEVEL_KEY in meta and meta[LOG_LEVEL_KEY] not in LOG_LEVELS:
             raise RPCError(INVALID_PARAMS, f"unknown log level {meta[LOG_LEVEL_KEY]!r}; one of {LOG_LEVELS}")
-        result = self._dispatch(method, params, stateless=True)
+        result = self._dispatch(method, params, ctx, stateless=True)
+        if result is None:
+            return None  # subscriptions/listen: the stream stays open; its response comes when it ends
         result = {**result, "resultType": result.get("resultType", "complete"), "_meta": {SERVER_INFO_KEY: self.server_info}}
         if method in CACHEABLE and result["resultType"] == "complete":
             result |= {"ttlMs": self.ttl_ms, "cacheScope": "private"}  # private: what one may see depends on its allow-list
         return result
 
-    def _discover(self, params):
+    def _discover(self, params, ctx):
         # server/discover {_meta}: what this server speaks, asked without a handshake
         result = {"supportedVersions": SUPPORTED_VERSIONS, "capabilities": STATELESS_CAPABILITIES}
         return result | ({"instructions": self.instructions} if self.instructions else {})
+
+    def _listen(self, params, ctx):
+        # subscriptions/listen {notifications: {toolsListChanged?, promptsListChanged?, resourcesListChanged?,
+        #                                       resourceSubscriptions?: [uri]}}: a stream, answered when it ends
+        asked = param(params, "notifications", dict, {})
+        honoured = {key: True for key in ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
+                    if asked.get(key) is True}
+        uris = asked.get("resourceSubscriptions", [])
+        if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris):
+            raise RPCError(INVALID_PARAMS, "notifications.resourceSubscriptions must be a list of URIs")
+        if uris:
+            honoured["resourceSubscriptions"] = uris
+        # The acknowledgement goes first, before any notification of this stream (2026-07-28, "Subscriptions").
+        ctx.send(notification("notifications/subscriptions/acknowledged",
+                              {"_meta": {SUBSCRIPTION_ID_KEY: ctx.id}, "notifications": honoured}))
+        with self._lock:
+            self._listeners.append({"id": ctx.id, "filter": honoured, "context": ctx})
+        return None
+
+    def _tell_listeners(self, wants, method: str, params: dict):
+        """Send a notification on every open listen stream whose filter wants it, tagged with its subscription id."""
+        with self._lock:
+            listeners = [listener for listener in self._listeners if wants(listener["filter"])]
+        for listener in listeners:
+            tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: listener["id"]}}
+            listener["context"].send(notification(method, tagged))
+
+    def stop_listening(self, ctx: Context | None = None) -> list:
+        """End ctx's listen stream (every one, if ctx is None) without a word: the client ended it. Those ended."""
+        with self._lock:
+            ended = [listener for listener in self._listeners if ctx is None or listener["context"] is ctx]
+            self._listeners = [listener for listener in self._listeners if listener not in ended]
+        return ended
+
+    def end_listening(self):
+        """End every listen stream gracefully: each gets its response (2026-07-28, "Graceful Closure")."""
+        for listener in self.stop_listening():
+            result = {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: listener["id"]}}
+            listener["context"].send(response(listener["id"], result))
+
+    def _cancel(self, request_id):
+        """notifications/cancelled: tell the running request it was cancelled, or close its listen stream."""
+        if not valid_id(request_id):
+            return  # a malformed cancellation is ignored (2026-07-28, "Cancellation")
+        with self._lock:
+            running = self._running.get(request_id)
+            listening = [listener for listener in self._listeners if listener["id"] == request_id]
+        if running:
+            running._cancelled.set()
+        for listener in listening:
+            self.stop_listening(listener["context"])
+
+    def _expect_response(self) -> tuple:
+        """A fresh id for a request of the server's own, and the queue its response will be put in."""
+        with self._lock:
+            self._last_request_id += 1
+            slot = self._waiting[self._last_request_id] = queue.Queue(maxsize=1)
+        return self._last_request_id, slot
+
+    def _receive_response(self, message: dict):
+        """Hand the client's response to the function that asked; a response to nothing asked is dropped."""
+        if valid_id(message.get("id")):
+            with self._lock:
+                slot = self._waiting.pop(message["id"], None)
+            if slot:
+                slot.put(message)
+
+    def stop_waiting(self, reason: str):
+        """Give every function waiting for the client's answer an error instead: the client has gone."""
+        with self._lock:
+            slots, self._waiting = list(self._waiting.items()), {}
+        for id, slot in slots:
+            slot.put(error_response(id, INTERNAL_ERROR, reason))
+
+    def _forget_requests(self, ids: list):
+        """Stop waiting for these requests' responses (the function gave up or was cancelled)."""
+        with self._lock:
+            for id in ids:
+                self._waiting.pop(id, None)
 
     def _page(self, key: str, items: list, params: dict) -> dict:
         """One page of a */list result: from the cursor on, with nextCursor while more remain."""
@@ -779,15 +938,19 @@ CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 
 # Each capability's value is an object, never `true` (WIRE.md 8.5). The course's lab declares
 # {"tools": {"listChanged": true}, "resources": {}, "prompts": {}}; this one also notifies
 # resource and prompt list changes, and serves logging, subscriptions and completions.
 HANDSHAKE_CAPABILITIES = {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
                           "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
-# What a 2026-07-28 client can use here: logging by each request's own _meta level, and completions.
-STATELESS_CAPABILITIES = {"tools": {}, "resources": {}, "prompts": {}, "logging": {}, "completions": {}}
+# What a 2026-07-28 client can use here: list changes and resource updates on a subscriptions/listen
+# stream, logging by each request's own _meta level, and completions.
+STATELESS_CAPABILITIES = {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
+                          "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
 HANDSHAKE_ONLY = {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+STATELESS_ONLY = {"subscriptions/listen"}
 CACHEABLE = {"server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read",
              "prompts/list"}
 
@@ -837,19 +1000,26 @@ class MCPClient:
         self.answerers = {"elicitation/create": on_elicit, "sampling/createMessage": on_sample,
                           "roots/list": on_roots}
         self.capabilities = {QUESTION_CAPABILITIES[method]: {} for method, answer in self.answerers.items() if answer}
+        transport.on_request = self.answer_request  # the server asks (handshake era): answer at once
+        transport.on_notification = self.hear  # progress and log lines reach their callbacks as they arrive
         self.next_id = 1
+        self.listening = None  # the request of this client's open subscriptions/listen stream
         self.era = self.protocol_version = None  # connect() decides: "handshake" or "stateless"
         self.server_info = self.server_capabilities = None
         self.tools_cache = self.resources_cache = self.prompts_cache = None
         self.tools_fresh_until = 0.0  # stateless era: ttlMs says how long tools_cache may be reused
 
+    def with_meta(self, params: dict) -> dict:
+        """params with the _meta every 2026-07-28 request carries: version, capabilities, client info (course 004)."""
+        meta = {PROTOCOL_VERSION_KEY: STATELESS_VERSIONS[0], CLIENT_CAPABILITIES_KEY: self.capabilities,
+                CLIENT_INFO_KEY: self.client_info}
+        return {**params, "_meta": {**params.get("_meta", {}), **meta}}
+
     def request(self, method: str, params: dict | None = None) -> dict:
         """Send a request and return its result; an error response raises RPCError."""
         params = dict(params or {})
         if self.era == "stateless" or method == "server/discover":  # each request says it all (course 004)
-            meta = {PROTOCOL_VERSION_KEY: STATELESS_VERSIONS[0], CLIENT_CAPABILITIES_KEY: self.capabilities,
-                    CLIENT_INFO_KEY: self.client_info}
-            params["_meta"] = {**params.get("_meta", {}), **meta}
+            params = self.with_meta(params)
         message = request(self.next_id, method, params or None)
         self.next_id += 1
         reply = self.transport.send(message)
@@ -955,6 +1125,47 @@ class MCPClient:
             answers[key] = answerer(question)
         return answers
 
+    def answer_request(self, message: dict) -> dict:
+        """The response to a request the server sent (handshake era): the same callbacks as input_required."""
+        question = {"method": message.get("method"), "params": message.get("params") or {}}
+        try:
+            return response(message.get("id"), self.answer({"question": question})["question"])
+        except RPCError as exc:
+            return error_response(message.get("id"), exc.code, exc.message)
+        except Exception as exc:  # the callback's bug is an error response, not a broken session
+            return error_response(message.get("id"), INTERNAL_ERROR, f"the client failed: {exc!r}"[:200])
+
+    def hear(self, note: dict):
+        """A notification as it arrives: progress and log lines go to their callbacks at once."""
+        callback = {"notifications/message": self.on_log, "notifications/progress": self.on_progress}.get(note["method"])
+        if callback:
+            callback(note.get("params", {}))
+
+    def listen(self, tools: bool = True, prompts: bool = False, resources: bool = False, uris: tuple = ()) -> dict:
+        """Open a subscriptions/listen stream (2026-07-28); its acknowledged filter.
+
+        The stream's notifications arrive among the responses to later requests, and
+        _pump_notifications acts on them: a list change refreshes the cache at once, not when ttlMs ends.
+        """
+        wanted = {"toolsListChanged": tools, "promptsListChanged": prompts, "resourcesListChanged": resources}
+        filter = {key: True for key, value in wanted.items() if value}
+        if uris:
+            filter["resourceSubscriptions"] = list(uris)
+        message = request(self.next_id, "subscriptions/listen", self.with_meta({"notifications": filter}))
+        self.next_id += 1
+        ack = self.transport.listen(message)
+        if ack is None or "error" in ack:
+            error = (ack or {}).get("error", {"code": INTERNAL_ERROR, "message": "no acknowledgement"})
+            raise RPCError(error.get("code"), error.get("message"), error.get("data"))
+        self.listening = message
+        return ack["params"]["notifications"]
+
+    def stop_listening(self):
+        """End the listen stream: notifications/cancelled on stdio, closing the stream over HTTP."""
+        if self.listening:
+            self.transport.cancel(self.listening, "the client stopped listening")
+            self.listening = None
+
     def list_resources(self) -> list:
         """resources/list into resources_cache."""
         self.resources_cache = self.list_all("resources/list", "resources")[0]
@@ -978,19 +1189,17 @@ class MCPClient:
         return self.request_answering("prompts/get", {"name": name, "arguments": arguments or {}})
 
     def _pump_notifications(self) -> list:
-        """Drain what the server pushed: re-list on list_changed, and hand log lines and progress to the callbacks."""
+        """Drain what the server pushed, and re-list on each list_changed (course 000); what was drained."""
         notes = self.transport.drain()
         if not notes:
             return notes  # the usual case after a call, kept cheap
-        actions = {  # list_changed is an invalidation, not a diff: fetch the list again
-            "notifications/tools/list_changed": lambda params: self.list_tools(refresh=True),
-            "notifications/resources/list_changed": lambda params: self.list_resources(),
-            "notifications/prompts/list_changed": lambda params: self.list_prompts(),
-            "notifications/message": self.on_log, "notifications/progress": self.on_progress}
-        for note in notes:
-            action = actions.get(note.get("method"))
-            if action:
-                action(note.get("params", {}))
+        refreshes = {  # list_changed is an invalidation, not a diff: fetch the list again
+            "notifications/tools/list_changed": lambda: self.list_tools(refresh=True),
+            "notifications/resources/list_changed": self.list_resources,
+            "notifications/prompts/list_changed": self.list_prompts}
+        changed = [note["method"] for note in notes if note["method"] in refreshes]
+        for method in dict.fromkeys(changed):  # each list once, however many times it changed meanwhile
+            refreshes[method]()
         return notes
 
     def close(self):
@@ -1047,15 +1256,6 @@ def encode(message: dict) -> str:
         return json.dumps(error_response(message.get("id"), INTERNAL_ERROR, f"internal error: {exc}"[:200]))
 
 
-def take_outbox(server: MCPServer) -> list:
-    """Empty the server's outbox; return what it held, oldest first."""
-    if not server._outbox:
-        return []
-    notes = list(server._outbox)
-    server._outbox.clear()
-    return notes
-
-
 def print_trace(direction: str, message: dict, width: int | None = None):
     """A trace hook that prints each message as one JSON line behind its arrow, cut to width (with "…") if given."""
     line = f"{direction} {json.dumps(message, ensure_ascii=False)}"
@@ -1065,11 +1265,15 @@ def print_trace(direction: str, message: dict, width: int | None = None):
 
 
 class Transport:
-    """What every transport keeps: the notifications received, and the trace hook."""
+    """What every client-side transport shares: the trace hook, the notifications received, and the
+    answers it sends back when the server asks the client something (section 5, "Both directions")."""
 
     def __init__(self, trace=None):
         self.trace = trace
         self.notifications = []
+        self.on_request = None  # set by MCPClient: the response to a request the server sent
+        self.on_notification = None  # set by MCPClient: sees each notification the moment it arrives
+        self._received = threading.Lock()  # HttpTransport's listen thread keeps notifications too
 
     def traced(self, direction: str, message):
         """Show message to the trace hook, if there is one, and return it."""
@@ -1077,15 +1281,38 @@ class Transport:
             self.trace(direction, message)
         return message
 
-    def is_response_to(self, incoming: dict, id) -> bool:
-        """Keep a notification for drain(); tell whether incoming is the response to request id."""
-        if "method" in incoming and "id" not in incoming:
-            self.notifications.append(incoming)
-        return "method" not in incoming and incoming.get("id") == id
+    def receive(self, message: dict) -> dict | None:
+        """A message from the server other than the awaited response: keep a notification, answer a request.
+
+        Returns the response to send back for a request; None otherwise. A response to a request this
+        client no longer waits for (one it cancelled) is dropped.
+        """
+        if "method" not in message:
+            return None
+        if is_notification(message):
+            with self._received:
+                self.notifications.append(message)
+            if self.on_notification:
+                self.on_notification(message)
+            return None
+        if self.on_request is None:
+            return error_response(message.get("id"), METHOD_NOT_FOUND, f"this client answers no {message['method']}")
+        return self.on_request(message)
+
+    def acknowledgement(self, listen_id) -> dict | None:
+        """Take the acknowledgement of the listen stream listen_id out of the notifications received, if there."""
+        with self._received:
+            for note in self.notifications:
+                meta = (note.get("params") or {}).get("_meta") or {}
+                if note["method"] == "notifications/subscriptions/acknowledged" and meta.get(SUBSCRIPTION_ID_KEY) == listen_id:
+                    self.notifications.remove(note)
+                    return note
+        return None
 
     def drain(self) -> list:
         """The notifications received so far, handed over once."""
-        notes, self.notifications = self.notifications, []
+        with self._received:
+            notes, self.notifications = self.notifications, []
         return notes
 
 
@@ -1099,19 +1326,25 @@ class InMemoryTransport(Transport):
     def send(self, message: dict) -> dict | None:
         """json.dumps, json.loads, server.handle; the outbox and the response come back the same way."""
         wire = json.dumps(self.traced("→", message))
+        self.server.on_queue = self.deliver  # what the server sends while it works crosses at once
         reply = self.server.handle(json.loads(wire))
-        self.collect()  # the outbox first: notifications arrive before the response
+        self.deliver()  # the outbox first: notifications arrive before the response
         return self.traced("←", None if reply is None else json.loads(encode(reply)))
 
-    def collect(self):
-        """Carry what the server queued across the JSON boundary."""
-        for note in take_outbox(self.server):
-            self.notifications.append(self.traced("←", json.loads(encode(note))))
+    def deliver(self):
+        """Carry what the server queued across the JSON boundary; a question from the server is answered at once."""
+        for message in self.server.drain_outbox():
+            answer = self.receive(self.traced("←", json.loads(encode(message))))
+            if answer is not None:
+                self.server.handle(json.loads(json.dumps(self.traced("→", answer))))
 
-    def drain(self) -> list:
-        """The notifications received so far, and any the server queued since, handed over once."""
-        self.collect()
-        return super().drain()
+    def listen(self, message: dict) -> dict | None:
+        """Open a subscriptions/listen stream: its acknowledgement (or its error response)."""
+        return self.send(message) or self.acknowledgement(message["id"])
+
+    def cancel(self, message: dict, reason: str):
+        """Cancel a request (a listen stream, here) with notifications/cancelled."""
+        self.send(notification("notifications/cancelled", {"requestId": message["id"], "reason": reason}))
 
     def close(self):
         """Nothing to release in memory."""
@@ -1119,31 +1352,66 @@ class InMemoryTransport(Transport):
 
 # -- stdio: one message per line; stdout carries the wire and nothing else --
 
+# Requests whose handlers run the server's own functions, which may take long or wait for the client:
+# serve_stdio runs each on a worker thread, so that it keeps reading meanwhile.
+WORKER_METHODS = {"tools/call", "prompts/get", "resources/read"}
+MAX_WORKERS = 32  # requests running at once on one connection; more are refused
+
+
 def serve_stdio(server: MCPServer, stdin=None, stdout=None):
-    """Serve one client over stdio: a message per line in, responses per line out, until end of input."""
-    stdout = stdout or claim_stdout()
+    """Serve one client over stdio until end of input.
+
+    Three kinds of thread (section 5, "Both directions"): the caller's thread is the one reader, and
+    handles every message that cannot wait (a ping, a cancellation, the client's response to the
+    server's question) at once; a worker thread runs each request in WORKER_METHODS; a lock lets one
+    thread at a time write a line, so lines never interleave.
+    """
+    wire = stdout or claim_stdout()
     stdin = stdin or sys.stdin.buffer
-    server.on_queue = lambda: write_lines(stdout, take_outbox(server))  # notifications go out as they come
+    lock = threading.Lock()
+
+    def write(messages: list):
+        with lock:
+            for message in messages:
+                wire.write(encode(message).encode() + b"\n")
+            wire.flush()
+
+    def serve(message):
+        reply = server.handle(message)
+        write(server.drain_outbox() + ([reply] if reply is not None else []))  # the outbox first
+
+    server.on_queue = lambda: write(server.drain_outbox())  # notifications and questions go out as they come
+    workers = []
+    for message in read_lines(stdin, write):
+        workers = [worker for worker in workers if worker.is_alive()]
+        if not (isinstance(message, dict) and str(message.get("method")) in WORKER_METHODS and "id" in message):
+            serve(message)
+        elif len(workers) < MAX_WORKERS:
+            workers.append(threading.Thread(target=serve, args=(message,), daemon=True))
+            workers[-1].start()
+        else:
+            write([error_response(message["id"] if valid_id(message["id"]) else None, INTERNAL_ERROR,
+                                  f"busy: {MAX_WORKERS} requests are running already")])
+    # End of input: the client can answer no more questions, but each running request still gets its
+    # response (a host that cannot wait closes our stdout or sends SIGTERM).
+    server.stop_waiting("the client closed its side of the connection")
+    for worker in workers:
+        worker.join()
+    server.end_listening()
+
+
+def read_lines(stdin, write):
+    """Each message read from stdin, one per line; a line that is not one gets its error written here."""
     while line := stdin.readline(MAX_MESSAGE_BYTES + 1):  # end of input ends the loop: exit code 0
         if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
             while (rest := stdin.readline(MAX_MESSAGE_BYTES)) and not rest.endswith(b"\n"):
                 pass  # drop the rest of the oversized line
-            reply = error_response(None, INVALID_REQUEST, f"message larger than {MAX_MESSAGE_BYTES} bytes")
-        elif not line.strip():
-            continue
-        else:
+            write([error_response(None, INVALID_REQUEST, f"message larger than {MAX_MESSAGE_BYTES} bytes")])
+        elif line.strip():
             try:
-                reply = server.handle(parse(line))
-            except RPCError as exc:  # raised by parse(): not JSON, so there is no id to respond to
-                reply = error_response(None, exc.code, exc.message)
-        write_lines(stdout, take_outbox(server) + ([reply] if reply is not None else []))  # the outbox first
-
-
-def write_lines(stdout, messages: list):
-    """Write each message as one line, and flush."""
-    for message in messages:
-        stdout.write(encode(message).encode() + b"\n")
-    stdout.flush()
+                yield parse(line)
+            except RPCError as exc:  # not JSON, so there is no id to respond to
+                write([error_response(None, exc.code, exc.message)])
 
 
 def claim_stdout():
@@ -1160,6 +1428,8 @@ class StdioTransport(Transport):
 
         transport = StdioTransport([sys.executable, "server_demo.py"], trace=print_trace)
     The response is read on the caller's own thread; select() bounds each wait by `timeout` seconds.
+    While it waits, whatever else arrives is handled: a notification is kept, a question from the
+    server is answered at once.
     """
 
     def __init__(self, command: list, trace=None, timeout: float = 30.0, env: dict | None = None, stderr=None):
@@ -1170,11 +1440,36 @@ class StdioTransport(Transport):
         self._buffer = b""
 
     def send(self, message: dict) -> dict | None:
-        """Write one line; for a request, read lines until its response arrives, keeping notifications."""
+        """Write one line; for a request, read until its response arrives."""
+        self.write(message)
+        if is_notification(message):
+            return None
+        return self.wait(message, lambda incoming: "method" not in incoming and incoming.get("id") == message["id"])
+
+    def listen(self, message: dict) -> dict:
+        """Open a subscriptions/listen stream: its acknowledgement (or its error response)."""
+        self.write(message)
+
+        def opened(incoming):
+            meta = (incoming.get("params") or {}).get("_meta") or {}
+            acknowledged = incoming.get("method") == "notifications/subscriptions/acknowledged"
+            return (acknowledged and meta.get(SUBSCRIPTION_ID_KEY) == message["id"]) or (
+                "error" in incoming and incoming.get("id") == message["id"])
+        return self.wait(message, opened)
+
+    def cancel(self, message: dict, reason: str):
+        """Cancel a request: on stdio, notifications/cancelled is the only way (2026-07-28, "Cancellation")."""
+        self.write(notification("notifications/cancelled", {"requestId": message["id"], "reason": reason}))
+
+    def write(self, message: dict):
+        """One message as one line on the server's stdin."""
         self.process.stdin.write(json.dumps(self.traced("→", message)).encode() + b"\n")
         self.process.stdin.flush()
+
+    def wait(self, message: dict, wanted) -> dict:
+        """Read messages until one is wanted; on timeout, cancel message and raise TimeoutError."""
         deadline = time.monotonic() + self.timeout
-        while not is_notification(message):
+        while True:
             line, newline, self._buffer = self._buffer.partition(b"\n")
             if not newline:
                 self._buffer = line + self._read(deadline, message)
@@ -1183,15 +1478,20 @@ class StdioTransport(Transport):
                 incoming = json.loads(line)
             except (ValueError, RecursionError):
                 continue  # junk on the server's stdout (a stray print) is not a message
-            if isinstance(incoming, dict) and self.is_response_to(self.traced("←", incoming), message["id"]):
+            if not isinstance(incoming, dict):
+                continue
+            if wanted(self.traced("←", incoming)):
                 return incoming
-        return None
+            answer = self.receive(incoming)
+            if answer is not None:
+                self.write(answer)
 
     def _read(self, deadline: float, waiting_for: dict) -> bytes:
-        """The next bytes from the server's stdout, or TimeoutError once the deadline passes."""
+        """The next bytes from the server's stdout; past the deadline, cancel and raise TimeoutError."""
         import select
         fd = self.process.stdout.fileno()
         if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            self.cancel(waiting_for, f"no response in {self.timeout} s")
             raise TimeoutError(f"no response to {waiting_for['method']} (id {waiting_for['id']}) in {self.timeout} s")
         chunk = os.read(fd, 65536)
         if not chunk:
@@ -1202,7 +1502,7 @@ class StdioTransport(Transport):
         """Close stdin and wait for the server to exit; if it does not, terminate it, then kill it."""
         self.process.stdin.close()
         import subprocess
-        for stop in (None, self.process.terminate, self.process.kill):  # ask, then insist (WIRE.md 2)
+        for stop in (None, self.process.terminate, self.process.kill):  # ask, then insist
             if stop:
                 stop()
             try:
@@ -1221,13 +1521,43 @@ LOCAL_NAMES = {"127.0.0.1", "localhost", "::1"}  # Host and Origin a local serve
 NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # sent as Mcp-Name
 
 
-def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):
-    """A Streamable HTTP server at /mcp; factory() makes each session's MCPServer. Call serve_forever()."""
-    import http.server, secrets, socket, urllib.parse  # only when HTTP is served
+KEEPALIVE_S = 15  # an open event stream with nothing to say gets a comment line this often
+DONE = object()  # put on a stream's events when the request's handler has returned
 
-    sessions = {}  # Mcp-Session-Id -> (MCPServer, lock): one a client, in the handshake era
+
+class HttpStream:
+    """One POST's response as a stream: the server's messages for this request become its events.
+
+    closed turns true when the client goes away; for a 2026-07-28 request that is the cancel
+    (2026-07-28, "Cancellation"). Without an event stream (the client accepts only JSON) there is
+    nowhere to put a notification, and no way to ask the client anything.
+    """
+
+    def __init__(self, events_accepted: bool):
+        self.events = queue.Queue()
+        self.events_accepted = events_accepted
+        self.closed = False
+
+    def send(self, message: dict):
+        """Put one of the server's messages on this request's stream, if it can carry it."""
+        if self.events_accepted:
+            self.events.put(message)
+        elif "id" in message and "method" in message:
+            raise RuntimeError("this POST accepts no text/event-stream, so the server cannot ask the client")
+
+
+def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):
+    """A Streamable HTTP server at /mcp; factory() makes each session's MCPServer. Call serve_forever().
+
+    Threads: one a connection (http.server's), which reads the POST and writes its response; and one
+    worker a request, which runs MCPServer.handle while the connection's thread writes the events the
+    request sends and watches for the client going away.
+    """
+    import http.server, secrets, select, socket, urllib.parse  # only when HTTP is served
+
+    sessions = {}  # Mcp-Session-Id -> MCPServer: one a client, in the handshake era
     sessions_lock = threading.Lock()
-    shared = (factory(), threading.Lock())  # serves every stateless request: there is no session
+    shared = factory()  # serves every stateless request: there is no session
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: many POSTs on one connection
@@ -1237,7 +1567,7 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             pass  # no access log on stderr: trace the messages instead
 
         def do_GET(self):
-            self.refuse(405, "this server opens no standalone stream")
+            self.refuse(405, "this server opens no standalone stream: each request's messages travel on its own")
 
         def do_DELETE(self):
             if self.is_allowed() and self.session(end=True):
@@ -1259,19 +1589,17 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             elif version is not None and version not in PUBLISHED_VERSIONS:
                 self.respond(400, error_response(None, INVALID_REQUEST, f"unknown MCP-Protocol-Version {version}"))
             elif message.get("method") == "initialize":  # a new session, named by an unguessable id
-                entry, sid = (factory(), threading.Lock()), secrets.token_urlsafe(24)
-                reply, notes = self.serve(entry, message)
-                opened = bool(reply and "result" in reply)
-                if opened:
+                server, sid = factory(), secrets.token_urlsafe(24)
+                reply = server.handle(message)
+                if reply and "result" in reply:
                     with sessions_lock:
-                        sessions[sid] = entry
-                self.respond(200 if reply else 202, reply, notes, {"Mcp-Session-Id": sid} if opened else {})
-            elif entry := self.session():
-                reply, notes = self.serve(entry, message)
-                self.respond(200 if reply else 202, reply, notes)  # 202: a notification, or a response
+                        sessions[sid] = server
+                self.respond(200, reply, {"Mcp-Session-Id": sid} if reply and "result" in reply else {})
+            elif server := self.session():
+                self.serve(server, message, lambda reply: 200)
 
         def post_stateless(self, message):
-            """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses (WIRE.md 7)."""
+            """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses."""
             params = message.get("params") if isinstance(message, dict) and isinstance(message.get("params"), dict) else {}
             meta, method = params.get("_meta"), message.get("method") if isinstance(message, dict) else None
             meta = meta if isinstance(meta, dict) else {}
@@ -1279,23 +1607,26 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
                 problem = self.header_mismatch(method, params, meta)
                 if problem:
                     return self.respond(400, error_response(message.get("id"), HEADER_MISMATCH, problem))
-            reply, notes = self.serve(shared, message)
-            code = (reply or {}).get("error", {}).get("code")
-            status = 200 if reply else 202  # a tool's failure, or the lab's unknown tool, is still a 200
-            if code in (UNSUPPORTED_PROTOCOL_VERSION, INVALID_REQUEST, PARSE_ERROR, MISSING_CLIENT_CAPABILITY):
-                status = 400
-            elif code == INVALID_PARAMS and CLIENT_CAPABILITIES_KEY not in meta:
-                status = 400  # a required _meta field is missing (2026-07-28, basic, "_meta")
-            elif code == METHOD_NOT_FOUND and (method not in shared[0]._handlers or method in HANDSHAKE_ONLY):
-                status = 404  # the method itself is unknown here
-            self.respond(status, reply, notes)
+            if is_notification(message):
+                return self.respond(202, None)  # over HTTP, closing a stream is the cancel: nothing to pass on
+
+            def status(reply):
+                code = reply.get("error", {}).get("code")
+                if code in (UNSUPPORTED_PROTOCOL_VERSION, INVALID_REQUEST, PARSE_ERROR, MISSING_CLIENT_CAPABILITY):
+                    return 400
+                if code == INVALID_PARAMS and CLIENT_CAPABILITIES_KEY not in meta:
+                    return 400  # a required _meta field is missing (2026-07-28, basic, "_meta")
+                if code == METHOD_NOT_FOUND and (method not in shared._handlers or method in HANDSHAKE_ONLY):
+                    return 404  # the method itself is unknown here
+                return 200  # a tool's failure, or the lab's unknown tool, is still a 200
+            self.serve(shared, message, status)
 
         def header_mismatch(self, method, params: dict, meta: dict) -> str | None:
             """What in the headers does not repeat the body (2026-07-28, Streamable HTTP, "Server Validation"), or None."""
             expected = {"MCP-Protocol-Version": meta.get(PROTOCOL_VERSION_KEY), "Mcp-Method": method}
             if method in NAMED_METHODS:
                 expected["Mcp-Name"] = params.get(NAMED_METHODS[method])
-            tool = shared[0].tools.get(params.get("name")) if method == "tools/call" else None
+            tool = shared.tools.get(params.get("name")) if method == "tools/call" else None
             if tool and isinstance(params.get("arguments"), dict):
                 expected |= param_headers(tool["spec"]["inputSchema"], params["arguments"])
             for header, value in expected.items():
@@ -1310,20 +1641,84 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
                     return f"the {header} header does not match the body"
             return None
 
-        def serve(self, entry, message):
-            """handle() under the session's lock, with the notifications it queued."""
-            with entry[1]:
-                return entry[0].handle(message), take_outbox(entry[0])
+        def serve(self, server: MCPServer, message, status):
+            """Run handle() on a worker; write the request's messages as events as they come, then its response."""
+            if not isinstance(message, dict) or "method" not in message or "id" not in message:
+                reply = server.handle(message)  # a notification, or the client's response to the server's question
+                return self.respond(202 if reply is None else status(reply), reply)
+            stream = HttpStream("text/event-stream" in self.headers.get("Accept", ""))
+            outcome = {}
+
+            def work():
+                outcome["reply"] = server.handle(message, stream)
+                stream.events.put(DONE)
+            threading.Thread(target=work, daemon=True).start()
+            streaming, quiet_since = False, time.monotonic()
+            while True:
+                try:
+                    item = stream.events.get(timeout=0.25)
+                except queue.Empty:
+                    if self.client_gone():
+                        stream.closed = True  # the worker's function sees ctx.cancelled
+                        server.stop_listening(stream)
+                        self.close_connection = True
+                        return
+                    if streaming and time.monotonic() - quiet_since > KEEPALIVE_S:
+                        self.write_chunk(b": keep-alive\n\n")  # a comment: clients skip it, proxies see life
+                        quiet_since = time.monotonic()
+                    continue
+                if item is DONE and outcome["reply"] is None and message.get("method") == "subscriptions/listen":
+                    continue  # a listen stream stays open until the client goes or the server ends it
+                if item is not DONE and not streaming:
+                    self.start_events()
+                    streaming = True
+                if item is not DONE:
+                    self.write_event(item)
+                    quiet_since = time.monotonic()
+                    if item.get("id") == message["id"] and "method" not in item:
+                        return self.write_chunk(b"")  # the listen stream's own response ends it
+                    continue
+                reply, notes = outcome["reply"], server.drain_outbox()  # the session's list_changed, if any
+                if not streaming:
+                    return self.respond(202 if reply is None else status(reply), reply, notes=notes)
+                for note in notes + ([reply] if reply else []):
+                    self.write_event(note)
+                return self.write_chunk(b"")
+
+        def client_gone(self) -> bool:
+            """Whether the client closed the connection (it would read as end of file)."""
+            try:
+                readable = select.select([self.connection], [], [], 0)[0]
+                return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                return True
+
+        def start_events(self):
+            """The headers of an event stream, sent in chunks so that the connection stays usable after it."""
+            self.send_response(200)
+            for name, value in {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                                "X-Accel-Buffering": "no", "Transfer-Encoding": "chunked"}.items():
+                self.send_header(name, value)
+            self.end_headers()
+
+        def write_event(self, message: dict):
+            """One message as one event of the stream."""
+            self.write_chunk(f"event: message\ndata: {encode(message)}\n\n".encode())
+
+        def write_chunk(self, data: bytes):
+            """One chunk of a chunked body; an empty one ends the body."""
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
 
         def session(self, end: bool = False):
             """The session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
             sid = self.headers.get("Mcp-Session-Id")
             with sessions_lock:
-                entry = sessions.pop(sid, None) if end else sessions.get(sid)
-            if entry is None:
+                server = sessions.pop(sid, None) if end else sessions.get(sid)
+            if server is None:
                 status, reason = (400, "missing Mcp-Session-Id") if sid is None else (404, "unknown or ended session")
                 self.respond(status, error_response(None, INVALID_REQUEST, reason))
-            return entry
+            return server
 
         def is_allowed(self) -> bool:
             """The path is /mcp, and Host and Origin are local names; otherwise refuse before reading a body."""
@@ -1338,7 +1733,7 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
         def refuse(self, status: int, reason: str) -> bool:
             """Respond, drain the body, and close: a kept-alive connection never reads a stale body as a request."""
             self.close_connection = True
-            self.respond(status, error_response(None, INVALID_REQUEST, reason), [], {"Connection": "close"})
+            self.respond(status, error_response(None, INVALID_REQUEST, reason), {"Connection": "close"})
             self.connection.shutdown(socket.SHUT_WR)  # the response is complete, and the client sees it end
             self.connection.settimeout(2)
             try:  # read what the client still sends (a body it writes before reading), so that it reads the response
@@ -1348,8 +1743,8 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
                 pass  # the client closed, or took too long: either way the response is out
             return False
 
-        def respond(self, status: int, reply, notes=(), headers=None):
-            """Send the response as JSON, or as an event stream when notifications go first and SSE is accepted."""
+        def respond(self, status: int, reply, headers=None, notes=()):
+            """Send the response whole, in one write: JSON, or an event stream when notifications go first."""
             body, kind = (encode(reply).encode() if reply else b""), "application/json"
             if notes and "text/event-stream" in self.headers.get("Accept", ""):
                 body = "".join(f"event: message\ndata: {encode(m)}\n\n" for m in [*notes, reply]).encode()
@@ -1360,9 +1755,14 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             self.end_headers()
             self.wfile.write(body)
 
-    httpd = http.server.ThreadingHTTPServer((host, port), Handler)
-    httpd.daemon_threads = True
-    return httpd
+    class Server(http.server.ThreadingHTTPServer):
+        daemon_threads = True
+
+        def server_close(self):
+            shared.end_listening()  # graceful: each listen stream gets its response before the server goes
+            super().server_close()
+
+    return Server((host, port), Handler)
 
 
 def serve_http(factory, host: str = "127.0.0.1", port: int = 8000):
@@ -1382,20 +1782,29 @@ class HttpTransport(Transport):
     """The client's side of Streamable HTTP: one POST a message, on one kept-alive connection.
 
         transport = HttpTransport("http://127.0.0.1:8000/mcp", trace=print_trace)
-    It keeps Mcp-Session-Id and MCP-Protocol-Version, and reads JSON or event-stream responses.
+    It keeps Mcp-Session-Id and MCP-Protocol-Version, and reads JSON or event-stream responses, event
+    by event as they arrive: a question from the server is answered with a POST of its own, on a second
+    connection, while the first still streams.
     """
 
     def __init__(self, url: str, trace=None, timeout: float = 30.0):
-        import http.client, urllib.parse
+        import urllib.parse
         super().__init__(trace)
         parts = urllib.parse.urlsplit(url)
-        self.connection = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
-        self.path = parts.path or "/"
+        self.address, self.path, self.timeout = (parts.hostname, parts.port or 80), parts.path or "/", timeout
+        self.connection = self.connect()
+        self.side_connection = None  # opened the first time the server asks something mid-stream
+        self.listen_connection = None  # the open subscriptions/listen stream's own connection
         self.session_id = self.protocol_version = None
         self.tool_schemas = {}  # name -> inputSchema, for the tools whose arguments travel in headers too
 
-    def send(self, message: dict) -> dict | None:
-        """POST one message: 202 means no response; a JSON or event-stream body holds the response."""
+    def connect(self):
+        """A new HTTP/1.1 connection to the server (opened on first use)."""
+        import http.client
+        return http.client.HTTPConnection(*self.address, timeout=self.timeout)
+
+    def headers_for(self, message: dict) -> dict:
+        """The headers of a POST: what 2026-07-28 repeats from the body, or the session's."""
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         meta = (message.get("params") or {}).get("_meta") or {}
         if PROTOCOL_VERSION_KEY in meta:  # stateless: the headers repeat what the body says
@@ -1409,20 +1818,115 @@ class HttpTransport(Transport):
                         headers[name] = header_value(header_text_of(value))
         elif self.session_id:
             headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
-        status, reply_headers, body = self._exchange("POST", json.dumps(self.traced("→", message)).encode(), headers)
-        self.session_id = reply_headers.get("Mcp-Session-Id") or self.session_id
-        if status == 202 or is_notification(message):
-            return None
-        stream = reply_headers.get("Content-Type", "").startswith("text/event-stream")
-        incoming = sse_messages(body.decode()) if stream else [json.loads(body)]
-        reply = next((m for m in incoming if self.is_response_to(self.traced("←", m), message["id"])), None)
-        if reply is None:
-            raise ConnectionError(f"HTTP {status}: {body[:200].decode(errors='replace')}")
+        return headers
+
+    def send(self, message: dict) -> dict | None:
+        """POST one message: 202 means no response; a JSON body or an event stream holds the response."""
+        import http.client
+        deadline = time.monotonic() + self.timeout
+        try:
+            reply = self.post(self.connection, message)
+            self.session_id = reply.headers.get("Mcp-Session-Id") or self.session_id
+            if reply.status == 202 or is_notification(message):
+                reply.read()
+                return None
+            for incoming in self.messages(reply, self.connection, deadline):
+                if "method" not in incoming and incoming.get("id") == message["id"]:
+                    reply.read()  # the rest of the body, so that the connection can carry the next POST
+                    return self.received_response(message, incoming)
+                answer = self.receive(incoming)
+                if answer is not None:
+                    self.post_aside(answer)
+        except (OSError, http.client.HTTPException) as exc:
+            self.connection.close()  # the next POST starts on a fresh connection; closing is the 2026 cancel
+            if isinstance(exc, TimeoutError) and self.session_id and not is_notification(message):
+                self.post_aside(notification("notifications/cancelled", {"requestId": message["id"],
+                                                                          "reason": f"no response in {self.timeout} s"}))
+            if isinstance(exc, TimeoutError):
+                raise TimeoutError(f"no response to {message['method']} (id {message['id']}) in {self.timeout} s")
+            raise ConnectionError(f"HTTP: {exc!r}") from exc
+        raise ConnectionError(f"HTTP {reply.status}: the body held no response to {message['method']}")
+
+    def received_response(self, message: dict, reply: dict) -> dict:
+        """Learn what a response teaches the transport (the version, the tools' header annotations); return it."""
         if message["method"] == "initialize" and "result" in reply:
             self.protocol_version = reply["result"].get("protocolVersion")
         if message["method"] == "tools/list" and "result" in reply:
             self.learn_headers(reply["result"])
         return reply
+
+    def post(self, connection, message: dict):
+        """Send one POST on connection; the HTTPResponse, its body not read yet."""
+        if connection.sock is None:  # (re)connect, and send each write at once: no 40 ms Nagle delay
+            import socket
+            connection.connect()
+            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        connection.sock.settimeout(self.timeout)
+        connection.request("POST", self.path, json.dumps(self.traced("→", message)).encode(), self.headers_for(message))
+        return connection.getresponse()
+
+    def post_aside(self, message: dict):
+        """POST a message on the side connection, while the main one is busy streaming (202 expected)."""
+        self.side_connection = self.side_connection or self.connect()
+        try:
+            self.post(self.side_connection, message).read()
+        except OSError:
+            self.side_connection.close()
+
+    def messages(self, reply, connection, deadline: float):
+        """The messages of a response body, each as it arrives: one JSON body, or an event stream's events."""
+        if not reply.headers.get("Content-Type", "").startswith("text/event-stream"):
+            body = reply.read()
+            try:
+                yield self.traced("←", json.loads(body))
+            except ValueError:
+                raise ConnectionError(f"HTTP {reply.status}: {body[:200].decode(errors='replace')}")
+            return
+        data = []
+        while True:
+            if deadline != float("inf"):
+                connection.sock.settimeout(max(0.01, deadline - time.monotonic()))  # the whole wait is bounded
+            line = reply.readline()
+            if not line:
+                return
+            line = line.decode().rstrip("\r\n")
+            if line.startswith("data:"):
+                data.append(line[5:].lstrip(" "))
+            elif not line and data:
+                yield self.traced("←", json.loads("\n".join(data)))
+                data = []
+
+    def listen(self, message: dict) -> dict:
+        """Open a subscriptions/listen stream on a connection of its own; its acknowledgement (or error).
+
+        A thread then reads the stream, keeping its notifications for _pump_notifications.
+        """
+        self.listen_connection = self.connect()
+        reply = self.post(self.listen_connection, message)
+        incoming = self.messages(reply, self.listen_connection, float("inf"))
+        first = next(incoming, None)
+        if first is None or "error" in first or first.get("method") != "notifications/subscriptions/acknowledged":
+            return first
+
+        def keep_reading():
+            try:
+                for later in incoming:
+                    self.receive(later)
+            except (OSError, ValueError, AttributeError):
+                pass  # the stream was closed: by us (stop_listening) or by the server
+        threading.Thread(target=keep_reading, daemon=True).start()
+        return first
+
+    def cancel(self, message: dict, reason: str):
+        """Cancel the listen stream: over HTTP, closing the stream is the cancel (2026-07-28)."""
+        if self.listen_connection:
+            import socket
+            try:
+                self.listen_connection.sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, AttributeError):
+                pass
+            self.listen_connection.close()
+            self.listen_connection = None
 
     def learn_headers(self, result: dict):
         """Keep each listed tool's x-mcp-header annotations, and drop a tool whose annotations are invalid.
@@ -1440,22 +1944,22 @@ class HttpTransport(Transport):
                 print(f"mcp_min: tool {tool.get('name')!r} left out: {exc}", file=sys.stderr)
         result["tools"] = valid
 
-    def _exchange(self, verb: str, body: bytes | None, headers: dict):
-        """One HTTP exchange: (status, headers, body)."""
-        if self.connection.sock is None:  # (re)connect, and send each write at once: no 40 ms Nagle delay
-            import socket
-            self.connection.connect()
-            self.connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.connection.request(verb, self.path, body, headers)
-        reply = self.connection.getresponse()
-        return reply.status, reply.headers, reply.read()
-
     def close(self):
-        """End the session with DELETE, then close the connection."""
+        """End the session with DELETE, then close the connections."""
+        if self.listen_connection:
+            self.cancel({}, "closing")
         if self.session_id:
-            self._exchange("DELETE", None, {"Mcp-Session-Id": self.session_id})
+            try:
+                if self.connection.sock is None:
+                    self.connection.connect()
+                self.connection.request("DELETE", self.path, None, {"Mcp-Session-Id": self.session_id})
+                self.connection.getresponse().read()
+            except OSError:
+                pass  # the server has gone already
             self.session_id = None
         self.connection.close()
+        if self.side_connection:
+            self.side_connection.close()
 
 
 def header_value(text: str) -> str:
@@ -1532,14 +2036,6 @@ def param_headers(schema: dict, arguments: dict) -> dict:
             value = value.get(key) if isinstance(value, dict) else None
         headers[name] = value
     return headers
-
-
-def sse_messages(body: str) -> list:
-    """The messages of an event stream: each event's data lines, joined and parsed."""
-    events = body.replace("\r\n", "\n").split("\n\n")
-    datas = ["\n".join(line[5:].lstrip(" ") for line in event.split("\n") if line.startswith("data:"))
-             for event in events]
-    return [json.loads(data) for data in datas if data]
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ and then checks the server did exactly that, in order, with every error code one
 and that a plain tools/call still works afterwards.
 """
 
+import collections
 import json
 import pathlib
 import random
@@ -320,9 +321,10 @@ def test_fuzzed_messages_through_memory_get_exactly_the_answers_owed_before_any_
     fuzz_in_memory(corpus(seed=2, count=3000), initialize=False)
 
 
-def test_fuzzed_lines_over_stdio_get_one_answer_each_in_order_and_the_server_lives():
-    # Every line's answer, in order, by id; notifications in the stream are skipped; a final marker
-    # tools/call must come back with 2 + 3, and the server must exit 0 at end of input.
+def test_fuzzed_lines_over_stdio_get_one_answer_each_and_the_server_lives():
+    # Every line's answer, by id; notifications in the stream are skipped; a final marker tools/call must
+    # come back with 2 + 3, and the server must exit 0 at end of input. The lines are sent at once and a
+    # tools/call runs on a worker while the server reads on, so answers match by id, not by order.
     lines = corpus(seed=3, count=6000)
     lines.append(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"' + b"x" * MAX_MESSAGE_BYTES + b'"}}')
     opening = [dump(request("init", "initialize", INIT_PARAMS)), dump(notification("notifications/initialized"))]
@@ -343,5 +345,26 @@ def test_fuzzed_lines_over_stdio_get_one_answer_each_in_order_and_the_server_liv
     assert done.stdout.endswith(b"\n")
     owed_each = [owed(line) for line in lines]
     expected = [("id", '"init"')] + [answer for answer in owed_each if answer != SILENT] + [("id", '"marker"')]
-    assert [got(reply) for reply in replies] == expected
-    assert replies[-1]["result"] == ADD_RESULT
+    # A well-formed notifications/cancelled may reach a request with its id while it runs: that request
+    # then gets no answer (2026-07-28, "Cancellation"), so those ids may come back fewer times, never more.
+    cancelled = {("id", json.dumps(id)) for id in cancelled_ids(lines)}
+    answered = collections.Counter(got(reply) for reply in replies)
+    owed_counts = collections.Counter(expected)
+    assert {key: n for key, n in answered.items() if key not in cancelled} == {
+        key: n for key, n in owed_counts.items() if key not in cancelled}
+    assert all(answered[key] <= owed_counts[key] for key in cancelled)
+    assert [reply["result"] for reply in replies if reply["id"] == "marker"] == [ADD_RESULT]
+
+
+def cancelled_ids(lines: list) -> list:
+    """The request ids named by the well-formed notifications/cancelled among lines."""
+    ids = []
+    for line in lines:
+        try:
+            message = json.loads(line.decode("utf-8"), parse_constant=reject_constant)
+        except (ValueError, RecursionError):
+            continue
+        if (isinstance(message, dict) and message.get("jsonrpc") == "2.0" and "id" not in message
+                and message.get("method") == "notifications/cancelled" and isinstance(message.get("params"), dict)):
+            ids.append(message["params"].get("requestId"))
+    return [id for id in ids if isinstance(id, str) or type(id) is int]

@@ -221,6 +221,7 @@ def test_a_tool_writing_to_stdout_over_stdio_lands_on_stderr_not_the_wire(tmp_pa
     script = write_script(tmp_path, "misbehaving_server")
     replies, raw, stderr = run_stdio([sys.executable, str(script)],
                                      HANDSHAKE + [line(call(1, tool)), line(call(2, "echo", {"text": "after"}))])
+    replies.sort(key=lambda reply: reply["id"])  # sent at once, so answered by id, in any order
     assert [reply["id"] for reply in replies] == [0, 1, 2]
     assert replies[1]["result"] == {"content": [{"type": "text", "text": text}]}
     assert replies[2]["result"] == {"content": [{"type": "text", "text": "after"}]}

@@ -515,14 +515,19 @@ def test_official_client_answers_delete_db_confirmation_through_its_elicitation_
     assert answers[calls[1]["id"]]["resultType"] == "complete"
 
 
-def test_official_legacy_client_gets_an_error_result_from_delete_db(tmp_path):
-    # In the handshake era mcp_min sends no server-to-client requests, so delete_db cannot ask and says so.
+@pytest.mark.parametrize("action, content, outcome", [
+    ("accept", {"confirm": True}, "Database deleted (pretend)."),
+    ("decline", None, "Nothing deleted: the user said no."),
+])
+def test_official_legacy_client_answers_delete_db_through_a_server_request(action, content, outcome, tmp_path):
+    # In the handshake era the same delete_db sends a real elicitation/create request mid-call; the SDK's
+    # callback answers it, the server routes the response back to the waiting tool, and the call completes.
     log = tmp_path / "wire.log"
-    called = []
+    asked = []
 
     async def elicit(context, params):
-        called.append(params)
-        return ElicitResult(action="accept", content={"confirm": True})
+        asked.append(params.message)
+        return ElicitResult(action=action, content=content)
 
     async def scenario():
         with anyio.fail_after(SDK_DEADLINE):
@@ -530,12 +535,15 @@ def test_official_legacy_client_gets_an_error_result_from_delete_db(tmp_path):
                               read_timeout_seconds=READ_TIMEOUT, elicitation_callback=elicit) as client:
                 return await client.call_tool("delete_db", {})
     result = anyio.run(scenario)
-    assert (result.is_error, called) == (True, [])
-    # The wording is mcp_min's (and may change); what it must say is that a 2026-07-28 client is needed.
-    [(kind, text)] = [(b.type, b.text) for b in result.content]
-    assert kind == "text" and text.startswith("ERROR: this needs the client's answer") and "2026-07-28" in text
-    sent, _ = read_tap(log)
-    assert [m["method"] for m in sent] == ["initialize", "notifications/initialized", "tools/call"]
+    assert ([(b.type, b.text) for b in result.content], result.is_error) == ([("text", outcome)], False)
+    assert asked == ["Really delete the database?"]
+    sent, received = read_tap(log)
+    [question] = [m for m in received if m.get("method") == "elicitation/create"]
+    assert question["params"]["message"] == "Really delete the database?" and "id" in question
+    [answer] = [m for m in sent if "method" not in m]
+    expected_answer = {"action": action, **({"content": content} if content is not None else {})}
+    assert (answer["id"], answer["result"]) == (question["id"], expected_answer)
+    assert [m["method"] for m in sent if "method" in m][:3] == ["initialize", "notifications/initialized", "tools/call"]
 
 
 # ---- 6. Several rounds and several questions, answered by the SDK's callbacks (2026-07-28) ----

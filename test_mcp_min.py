@@ -307,7 +307,7 @@ def test_a_raising_tool_leaves_the_session_usable():
 def test_a_bug_in_a_method_handler_becomes_internal_error_without_traceback():
     # Not a tool: a handler itself raising becomes -32603, and the session goes on.
     server = ready_server()
-    server._handlers["tools/list"] = lambda params: {}["missing"]
+    server._handlers["tools/list"] = lambda params, ctx: {}["missing"]
     reply = server.handle(request(3, "tools/list"))
     assert reply == error_response(3, INTERNAL_ERROR, "internal error: KeyError('missing')")
     assert "Traceback" not in json.dumps(reply)
@@ -317,7 +317,7 @@ def test_a_bug_in_a_method_handler_becomes_internal_error_without_traceback():
 def test_a_notification_that_breaks_a_handler_still_gets_no_reply():
     # Even an exception while handling a notification is never answered.
     server = ready_server()
-    server._handlers["ping"] = lambda params: 1 / 0
+    server._handlers["ping"] = lambda params, ctx: 1 / 0
     assert server.handle(notification("ping")) is None
 
 
@@ -408,7 +408,8 @@ def test_server_discover_answers_without_a_handshake():
     server = course_server()
     result = server.handle(request(1, "server/discover", {"_meta": META}))["result"]
     assert result == {"supportedVersions": ["2026-07-28", "2025-11-25", "2025-06-18"],
-                      "capabilities": {"tools": {}, "resources": {}, "prompts": {}, "logging": {}, "completions": {}},
+                      "capabilities": {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
+                                       "prompts": {"listChanged": True}, "logging": {}, "completions": {}},
                       "resultType": "complete",
                       "ttlMs": 60000, "cacheScope": "private", **STATELESS}
 
@@ -728,7 +729,7 @@ def test_the_client_follows_next_cursor_to_the_end():
 def test_a_server_that_repeats_a_cursor_does_not_trap_the_client():
     # A broken server whose nextCursor never changes: the client stops with an error.
     server = paged_server()
-    server._handlers["tools/list"] = lambda params: {"tools": [], "nextCursor": "again"}
+    server._handlers["tools/list"] = lambda params, ctx: {"tools": [], "nextCursor": "again"}
     client = MCPClient(InMemoryTransport(server))
     client.initialize()
     with pytest.raises(RPCError) as caught:
@@ -828,7 +829,7 @@ def test_in_memory_transport_passes_only_json():
     # The server never sees the caller's own dict: a mutation after sending changes nothing.
     seen = []
     server = ready_server()
-    server._handlers["ping"] = lambda params: seen.append(params) or {}
+    server._handlers["ping"] = lambda params, ctx: seen.append(params) or {}
     message = request(9, "ping", {"k": [1]})
     InMemoryTransport(server).send(message)
     message["params"]["k"].append(2)

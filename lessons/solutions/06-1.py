@@ -1,8 +1,12 @@
-def send_or_cancel(transport, message: dict) -> dict:
-    """Send a request; if its answer does not come in time, send notifications/cancelled, then raise."""
-    try:
-        return transport.send(message)
-    except TimeoutError:
-        # A notification: no id, so the server sends nothing back; it may stop the work and must not answer it.
-        transport.send(notification("notifications/cancelled", {"requestId": message["id"], "reason": "timed out"}))
-        raise
+def split_lines(buffer: bytes, chunk: bytes) -> tuple:
+    """The complete messages in buffer + chunk, parsed, and the incomplete rest."""
+    *lines, rest = (buffer + chunk).split(b"\n")  # the last piece has no newline yet: it waits for more
+    messages = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            messages.append(json.loads(line))
+        except ValueError:
+            continue  # junk on the pipe (a stray print) is not a message
+    return messages, rest
