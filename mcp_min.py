@@ -1653,6 +1653,15 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
                 outcome["reply"] = server.handle(message, stream)
                 stream.events.put(DONE)
             threading.Thread(target=work, daemon=True).start()
+            try:
+                self.stream_events(server, message, stream, outcome, status)
+            except OSError:  # the client went away while we wrote: for its request, that is the cancel
+                stream.closed = True
+                server.stop_listening(stream)
+                self.close_connection = True
+
+        def stream_events(self, server: MCPServer, message: dict, stream: HttpStream, outcome: dict, status):
+            """Write what the request's worker sends, as it comes: JSON if the response is all, else an event stream."""
             streaming, quiet_since = False, time.monotonic()
             while True:
                 try:

@@ -78,10 +78,12 @@ def make_server(allow=DEFAULT_ALLOW, state_key: bytes | None = None) -> MCPServe
 
     @server.tool()
     def count_slowly(n: int, ctx: Context) -> str:
-        """Count to n, a tenth of a second a step, reporting progress and logging as it goes."""
+        """Count to n, a tenth of a second a step, reporting progress and logging as it goes; stop if cancelled."""
         ctx.log("info", f"counting to {n}")
         for i in range(1, n + 1):
             time.sleep(0.1)
+            if ctx.cancelled:
+                return f"stopped at {i}"  # nobody reads this: a cancelled request gets no response
             ctx.progress(i, total=n, message=f"{i} of {n}")
         return f"counted to {n}"
 

@@ -63,7 +63,7 @@ DEMO_TOOLS = [
     {"name": "count_lessons", "description": "Count the lessons of a course (\"mcp\" is the only one here).",
      "inputSchema": {"type": "object", "properties": {"course": {"type": "string"}}, "required": ["course"]}},
     {"name": "count_slowly",
-     "description": "Count to n, a tenth of a second a step, reporting progress and logging as it goes.",
+     "description": "Count to n, a tenth of a second a step, reporting progress and logging as it goes; stop if cancelled.",
      "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}},
 ]
 SUBTRACT = {"name": "subtract", "description": "Subtract y from x.", "inputSchema": X_AND_Y}

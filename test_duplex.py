@@ -1,0 +1,445 @@
+"""Both directions on one wire: the server asks back, keeps reading while a tool runs, hears cancellations,
+and streams list changes on subscriptions/listen; over memory, stdio and Streamable HTTP.
+
+Nothing here measures time: where a test needs "while the tool runs", it checks the order in which
+messages arrived (the ping's response before the tool's), or a tool waits for an event the test sets.
+"""
+
+import contextlib
+import http.client
+import json
+import threading
+import time
+
+import pytest
+
+import mcp_min
+import server_demo
+import test_mcp_min
+from mcp_min import Context, MCPClient, MCPServer, RPCError, notification, request, response
+from test_transports import (DEMO, KINDS, META, TIMEOUT, LinePipe, connected, http_endpoint, line, stateless,
+                             text_result)
+
+INIT = {"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "raw", "version": "0"}}
+ANSWERS = {"First?": "x", "Second?": "y", "Name?": "Ada", "Your name?": "Bo", "Password?": "open sesame"}
+
+
+def answering_client_options() -> dict:
+    """MCPClient callbacks that answer the asking server's questions."""
+    return {"on_elicit": lambda q: {"action": "accept", "content": {"value": ANSWERS[q["params"]["message"]]}},
+            "on_sample": lambda q: {"role": "assistant", "model": "m", "content": {"type": "text", "text": "hi"}},
+            "on_roots": lambda q: {"roots": [{"uri": "file:///a"}]}}
+
+
+# ---- one tool body, every era: the handshake era asks with real requests ----
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_handshake_era_asks_with_server_requests_on_every_transport(kind):
+    # The same asking functions as in 2026-07-28, now in a 2025 session: each question is a request of the
+    # server's own, answered by the client's callback, and the call completes in one round trip.
+    with connected(kind, "asking", **answering_client_options()) as (client, wire):
+        client.initialize()
+        assert client.call_tool("two_rounds")["content"] == text_result("xy")["content"]
+        assert client.call_tool("all_at_once")["content"] == text_result("Ada|hi|1")["content"]
+        assert client.call_tool("haiku", {"topic": "frogs"})["content"] == text_result("hi")["content"]
+        assert client.get_prompt("greeting")["messages"][0]["content"]["text"] == "Hello, Bo"
+        assert client.read_resource("secret://vault")["contents"][0]["text"] == "gold"
+        asked = [m for d, m in wire if d == "←" and "method" in m and "id" in m]
+        answered = [m for d, m in wire if d == "→" and "method" not in m]
+        assert [m["method"] for m in asked] == ["elicitation/create", "elicitation/create", "elicitation/create",
+                                                 "sampling/createMessage", "roots/list", "sampling/createMessage",
+                                                 "elicitation/create", "elicitation/create"]
+        assert [m["id"] for m in answered] == [m["id"] for m in asked]  # each question answered, by its own id
+        calls = [m for d, m in wire if d == "→" and m.get("method") == "tools/call"]
+        assert len(calls) == 3  # no retries: the handshake era asks within the call
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_handshake_era_refuses_to_ask_a_client_without_the_capability(kind):
+    # A 2025 client that declared nothing is never sent a question: -32021 names what is missing.
+    with connected(kind, "asking") as (client, wire):
+        client.initialize()
+        with pytest.raises(RPCError) as refused:
+            client.call_tool("folders")
+        assert (refused.value.code, refused.value.data) == (-32021, {"requiredCapabilities": {"roots": {}}})
+        assert not [m for d, m in wire if d == "←" and "method" in m and "id" in m]
+
+
+def test_a_client_without_a_callback_answers_minus_32601():
+    # A server request the client has no callback for gets -32601 back, and the tool reports it.
+    server = test_mcp_min.asking_server([])
+    client = MCPClient(mcp_min.InMemoryTransport(server))
+    client.capabilities = {"roots": {}}  # declared, yet no on_roots: a client bug, answered cleanly
+    client.initialize()
+    result = client.call_tool("folders")
+    assert result["isError"] is True
+    assert "-32601" in result["content"][0]["text"] and "roots/list" in result["content"][0]["text"]
+
+
+def test_a_client_may_say_its_roots_changed():
+    # notifications/roots/list_changed is a notification: no response, and the session goes on.
+    server = test_mcp_min.asking_server([])
+    client = MCPClient(mcp_min.InMemoryTransport(server), on_roots=lambda q: {"roots": []})
+    client.initialize()
+    client.notify("notifications/roots/list_changed")
+    assert client.call_tool("folders")["content"] == text_result("[]")["content"]
+
+
+# ---- the server keeps listening while a tool runs ----
+
+def slow_call(id: int, n: int = 30, progress: bool = True) -> dict:
+    """count_slowly n: a tenth of a second a step."""
+    meta = {"progressToken": f"p{id}"} if progress else {}
+    return request(id, "tools/call", {"name": "count_slowly", "arguments": {"n": n}, "_meta": meta})
+
+
+def handshake_lines() -> bytes:
+    """initialize and notifications/initialized as stdio lines."""
+    return line(request(1, "initialize", INIT)) + line(notification("notifications/initialized"))
+
+
+def read_until(pipe: LinePipe, done) -> list:
+    """Messages read from pipe up to and including the first for which done(message) is true."""
+    seen = []
+    while not seen or not done(seen[-1]):
+        seen.append(json.loads(pipe.read_line()))
+    return seen
+
+
+def test_ping_is_answered_while_a_slow_tool_runs_over_stdio():
+    # count_slowly 30 takes 3 s; a ping sent after it is answered before it, and before its last progress.
+    pipe = LinePipe(DEMO)
+    try:
+        pipe.write(handshake_lines())
+        assert json.loads(pipe.read_line())["id"] == 1
+        pipe.write(line(slow_call(2)))
+        first_progress = json.loads(pipe.read_line())  # the log line comes first
+        while first_progress.get("method") != "notifications/progress":
+            first_progress = json.loads(pipe.read_line())
+        pipe.write(line(request(3, "ping")))
+        seen = read_until(pipe, lambda m: m.get("id") in (2, 3))
+        assert seen[-1] == response(3, {})
+        progress = [m["params"]["progress"] for m in read_until(pipe, lambda m: m.get("id") == 2)
+                    if m.get("method") == "notifications/progress"]
+        assert progress and progress[-1] == 30  # the tool went on to the end after the ping
+    finally:
+        assert pipe.close() == 0
+
+
+def test_ping_is_answered_while_a_slow_tool_runs_over_http():
+    # Two connections of one session: the ping's POST is answered while the first POST still streams progress.
+    with http_endpoint() as port:
+        caller = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        seen = []
+        client = MCPClient(caller, on_progress=lambda params: seen.append(("progress", params["progress"])))
+        client.initialize()
+        pinger = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        pinger.session_id, pinger.protocol_version = caller.session_id, caller.protocol_version
+        pinged = threading.Event()
+
+        def ping_once_progress_came():
+            while not seen:
+                time.sleep(0.01)
+            seen.append(("pong", pinger.send(request(99, "ping"))))
+            pinged.set()
+        helper = threading.Thread(target=ping_once_progress_came)
+        helper.start()
+        result = client.call_tool("count_slowly", {"n": 30}, progress=True)
+        helper.join(TIMEOUT)
+        assert result["content"] == text_result("counted to 30")["content"] and pinged.is_set()
+        pong_at = seen.index(("pong", response(99, {})))
+        assert 0 < pong_at < len(seen) - 1  # the pong arrived between progress notifications: mid-call
+        pinger.connection.close()
+        caller.session_id = None
+        caller.close()
+
+
+def test_ping_is_answered_while_a_slow_tool_runs_in_memory():
+    # handle() may be called from two threads at once: a ping does not wait for the running tool.
+    server = server_demo.make_server()
+    client = MCPClient(mcp_min.InMemoryTransport(server))
+    client.initialize()
+    order = []
+    started = threading.Event()
+
+    def hold() -> str:
+        started.set()
+        time.sleep(0.5)
+        order.append("tool")
+        return "held"
+    server.add_tool("hold", hold)
+    server.allowed_tools.add("hold")
+    worker = threading.Thread(target=lambda: server.handle(request(50, "tools/call", {"name": "hold"})))
+    worker.start()
+    started.wait(TIMEOUT)
+    assert server.handle(request(51, "ping")) == response(51, {})
+    order.append("pong")
+    worker.join(TIMEOUT)
+    assert order == ["pong", "tool"]
+
+
+# ---- cancellation ----
+
+def test_a_cancelled_call_gets_no_response_and_the_next_call_works_over_stdio():
+    # notifications/cancelled reaches the running count_slowly, which stops; no response ever has its id.
+    pipe = LinePipe(DEMO)
+    try:
+        pipe.write(handshake_lines())
+        pipe.read_line()
+        pipe.write(line(slow_call(2)))
+        seen = read_until(pipe, lambda m: m.get("method") == "notifications/progress")
+        pipe.write(line(notification("notifications/cancelled", {"requestId": 2, "reason": "enough"})))
+        pipe.write(line(request(3, "tools/call", {"name": "add", "arguments": {"x": 2, "y": 3}})))
+        seen += read_until(pipe, lambda m: m.get("id") == 3)
+        assert seen[-1] == response(3, text_result("5"))
+    finally:
+        pipe.process.stdin.close()
+        rest = [json.loads(text) for text in pipe.process.stdout.read().splitlines()]
+        pipe.process.wait(TIMEOUT)
+    later = [m for m in seen + rest if m.get("id") == 2]
+    progress = [m["params"]["progress"] for m in seen + rest if m.get("method") == "notifications/progress"]
+    assert later == [] and max(progress) < 30  # no response, and the tool stopped counting early
+
+
+def cancelling_server(record: list) -> MCPServer:
+    """A server whose tool reports progress until it is cancelled, and records that it noticed."""
+    server = MCPServer("cancel")
+
+    @server.tool()
+    def spin(ctx: Context) -> str:
+        """Report progress until cancelled (at most about 5 s)."""
+        for step in range(1, 500):
+            if ctx.cancelled:
+                record.append(f"cancelled after {step - 1}")
+                return "stopped"
+            ctx.progress(step)
+            time.sleep(0.01)
+        record.append("never cancelled")
+        return "done"
+    return server
+
+
+def test_closing_the_stream_cancels_a_stateless_call_over_http():
+    # 2026-07-28 over HTTP: the client closes the response stream after the first progress event; the tool
+    # sees ctx.cancelled, and the server goes on serving the next request.
+    record = []
+    with http_endpoint(lambda: cancelling_server(record)) as port:
+        message, headers = stateless(1, "tools/call", {"name": "spin", "arguments": {}, "_meta": {**META, "progressToken": 1}})
+        message["params"]["_meta"] = {**META, "progressToken": 1}
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+        conn.request("POST", "/mcp", json.dumps(message), {"Content-Type": "application/json",
+                                                           "Accept": "application/json, text/event-stream", **headers})
+        reply = conn.getresponse()
+        assert reply.headers["Content-Type"] == "text/event-stream"
+        assert reply.readline().startswith(b"event: message")  # the first progress event: the tool is running
+        conn.sock.shutdown(2)
+        conn.close()
+        deadline = time.monotonic() + TIMEOUT
+        while not record and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert record and record[0].startswith("cancelled after")
+        client = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp"))
+        client.connect()
+        assert [tool["name"] for tool in client.list_tools()] == ["spin"]
+
+
+def test_notifications_cancelled_reaches_a_call_in_an_http_session():
+    # 2025 over HTTP: the cancellation is a POST of its own; the call's stream ends without a response.
+    record = []
+    with http_endpoint(lambda: cancelling_server(record)) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        caller = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        client = MCPClient(caller)
+        client.initialize()
+        other = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        other.session_id, other.protocol_version = caller.session_id, caller.protocol_version
+
+        def cancel_soon():
+            time.sleep(0.2)
+            other.send(notification("notifications/cancelled", {"requestId": 2}))
+        threading.Thread(target=cancel_soon).start()
+        with pytest.raises(ConnectionError):
+            client.call_tool("spin", progress=True)  # the stream ended and held no response
+        assert record and record[0].startswith("cancelled after")
+        assert client.request("tools/list")["tools"][0]["name"] == "spin"
+        other.connection.close()
+
+
+def test_the_client_cancels_when_its_own_timeout_expires_and_ignores_the_late_response():
+    # StdioTransport(timeout=0.3): count_slowly 5 takes 0.5 s, so the client sends notifications/cancelled
+    # and raises; the next call gets its own response, never the late one.
+    wire = []
+    transport = mcp_min.StdioTransport(DEMO, timeout=0.3, trace=lambda d, m: wire.append((d, m)))
+    client = MCPClient(transport)
+    client.initialize()
+    with pytest.raises(TimeoutError):
+        client.call_tool("count_slowly", {"n": 5})
+    assert wire[-1] == ("→", notification("notifications/cancelled", {"requestId": 2, "reason": "no response in 0.3 s"}))
+    transport.timeout = TIMEOUT
+    assert client.call_tool("add", {"x": 2, "y": 3}) == text_result("5")
+    assert [m for d, m in wire if d == "←" and m.get("id") == 2] == []
+    assert transport.close() == 0
+
+
+# ---- progress over HTTP arrives while the tool runs ----
+
+def test_progress_reaches_an_http_client_before_the_tool_finishes():
+    # The tool reports progress, then waits until the client's on_progress has seen it: if the stream were
+    # written only at the end, the tool would wait in vain and say so.
+    heard = threading.Event()
+    server = MCPServer("progress")
+
+    @server.tool()
+    def wait_to_be_heard(ctx: Context) -> str:
+        """Report progress, then wait until the client has heard it."""
+        ctx.progress(1, total=2)
+        return "heard" if heard.wait(TIMEOUT) else "nobody heard"
+
+    with http_endpoint(lambda: server) as port:
+        client = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT),
+                           on_progress=lambda params: heard.set())
+        client.connect()
+        assert client.call_tool("wait_to_be_heard", progress=True)["content"] == text_result("heard")["content"]
+        client.close()
+
+
+# ---- subscriptions/listen (2026-07-28) ----
+
+LISTEN_META = {**META}
+
+
+def listen_request(id, **notifications) -> dict:
+    """A subscriptions/listen request for the given filter."""
+    return request(id, "subscriptions/listen", {"notifications": notifications, "_meta": LISTEN_META})
+
+
+def stateless_call(id, name: str, arguments: dict | None = None, **meta) -> dict:
+    """A 2026-07-28 tools/call."""
+    return request(id, "tools/call", {"name": name, "arguments": arguments or {}, "_meta": {**META, **meta}})
+
+
+def test_listen_over_stdio_acknowledges_first_tags_filters_and_ends_gracefully():
+    # The acknowledgement comes first, with the filter honoured; only tools changes arrive, tagged with the
+    # listen's id; progress never rides the stream; at end of input the stream ends with its response.
+    pipe = LinePipe(DEMO)
+    try:
+        pipe.write(line(listen_request("L1", toolsListChanged=True, promptsListChanged=False, madeUp=True)))
+        assert json.loads(pipe.read_line()) == notification("notifications/subscriptions/acknowledged", {
+            "_meta": {"io.modelcontextprotocol/subscriptionId": "L1"}, "notifications": {"toolsListChanged": True}})
+        pipe.write(line(stateless_call(2, "count_slowly", {"n": 2}, progressToken="p")))
+        pipe.write(line(stateless_call(3, "enable_subtract")))
+        seen = read_until(pipe, lambda m: m.get("id") == 3)
+        seen += read_until(pipe, lambda m: m.get("id") == 2) if not any(m.get("id") == 2 for m in seen) else []
+    finally:
+        pipe.process.stdin.close()
+        rest = [json.loads(text) for text in pipe.process.stdout.read().splitlines()]
+        assert pipe.process.wait(TIMEOUT) == 0
+    tagged = [m for m in seen if "io.modelcontextprotocol/subscriptionId" in (m.get("params") or {}).get("_meta", {})]
+    assert tagged == [notification("notifications/tools/list_changed",
+                                   {"_meta": {"io.modelcontextprotocol/subscriptionId": "L1"}})]
+    assert [m["method"] for m in seen if m.get("method") == "notifications/progress"] == ["notifications/progress"] * 2
+    assert rest == [response("L1", {"resultType": "complete", "_meta": {"io.modelcontextprotocol/subscriptionId": "L1"}})]
+
+
+def test_a_cancelled_listen_stream_ends_without_a_response():
+    # notifications/cancelled for the listen's id ends it: no more notifications, and never a response.
+    pipe = LinePipe(DEMO)
+    try:
+        pipe.write(line(listen_request(7, toolsListChanged=True)))
+        pipe.read_line()
+        pipe.write(line(notification("notifications/cancelled", {"requestId": 7})))
+        pipe.write(line(stateless_call(8, "enable_subtract")))
+        seen = read_until(pipe, lambda m: m.get("id") == 8)
+    finally:
+        pipe.process.stdin.close()
+        rest = pipe.process.stdout.read()
+        pipe.process.wait(TIMEOUT)
+    assert [m for m in seen if "method" in m] == [] and rest == b""
+
+
+def test_listen_delivers_resource_updates_only_for_the_uris_asked():
+    # resourceSubscriptions names URIs: resources/updated arrives for those alone.
+    server = test_mcp_min.course_server()
+    transport = mcp_min.InMemoryTransport(server)
+    ack = transport.listen(listen_request(1, resourceSubscriptions=["file:///readme.txt"]))
+    assert ack["params"]["notifications"] == {"resourceSubscriptions": ["file:///readme.txt"]}
+    server.resource_updated("file:///readme.txt")
+    server.resource_updated("logo://png")
+    assert transport.drain() == [notification("notifications/resources/updated", {
+        "uri": "file:///readme.txt", "_meta": {"io.modelcontextprotocol/subscriptionId": 1}})]
+
+
+def test_listen_is_a_2026_method():
+    # In a handshake session there is no subscriptions/listen: -32601.
+    server = test_mcp_min.ready_server()
+    reply = server.handle(request(9, "subscriptions/listen", {"notifications": {"toolsListChanged": True}}))
+    assert reply["error"]["code"] == -32601
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_listening_client_sees_subtract_appear_at_once(kind):
+    # MCPClient.listen: enable_subtract's list change arrives on the stream and the cache refreshes
+    # without waiting for ttlMs, as in the handshake era.
+    with connected(kind) as (client, wire):
+        client.connect()
+        assert client.era == "stateless"
+        assert client.listen(tools=True) == {"toolsListChanged": True}
+        client.list_tools()
+        client.call_tool("enable_subtract")
+        deadline = time.monotonic() + TIMEOUT
+        while "subtract" not in [tool["name"] for tool in client.tools_cache] and time.monotonic() < deadline:
+            time.sleep(0.02)
+            client._pump_notifications()
+        assert "subtract" in [tool["name"] for tool in client.tools_cache]
+        client.stop_listening()
+
+
+# ---- many at once on one session: nothing lost, nothing duplicated ----
+
+def test_many_concurrent_calls_and_a_listen_stream_on_one_stdio_server_lose_nothing():
+    # 200 calls sent at once beside a listen stream: each id answered exactly once with its own sum.
+    pipe = LinePipe(DEMO)
+    try:
+        pipe.write(line(listen_request("L", toolsListChanged=True)))
+        calls = [stateless_call(i, "add", {"x": i, "y": 1}) for i in range(1, 201)] + [stateless_call(201, "enable_subtract")]
+        pipe.write(b"".join(line(call) for call in calls))
+        seen = [json.loads(pipe.read_line()) for _ in range(1 + 201 + 1)]  # ack, 201 responses, one list change
+    finally:
+        pipe.process.stdin.close()
+        seen += [json.loads(text) for text in pipe.process.stdout.read().splitlines()]
+        pipe.process.wait(TIMEOUT)
+    answers = {m["id"]: m["result"]["content"][0]["text"] for m in seen if "result" in m and m["id"] != "L"}
+    assert answers == {**{i: str(i + 1) for i in range(1, 201)}, 201: "subtract is now available"}
+    assert len([m for m in seen if "result" in m]) == 202  # 201 calls and the listen's graceful end
+    assert [m["method"] for m in seen if "method" in m] == ["notifications/subscriptions/acknowledged",
+                                                            "notifications/tools/list_changed"]
+
+
+def test_many_concurrent_http_clients_on_one_session_lose_nothing():
+    # Eight threads, 25 calls each, all on one handshake session: every response is its own.
+    with http_endpoint() as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        first = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        MCPClient(first).initialize()
+        results, errors = {}, []
+
+        def caller(worker: int):
+            transport = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+            transport.session_id, transport.protocol_version = first.session_id, first.protocol_version
+            try:
+                for n in range(25):
+                    id = worker * 1000 + n
+                    reply = transport.send(request(id, "tools/call", {"name": "add", "arguments": {"x": id, "y": 1}}))
+                    results[id] = reply
+            except Exception as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+            finally:
+                transport.connection.close()
+        threads = [threading.Thread(target=caller, args=(worker,)) for worker in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(TIMEOUT)
+        assert errors == []
+        assert results == {id: response(id, text_result(str(id + 1))) for id in results} and len(results) == 200
+        first.close()
