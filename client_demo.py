@@ -11,6 +11,7 @@ import json
 import pathlib
 import subprocess
 import sys
+import time
 
 from mcp_min import (HttpTransport, InMemoryTransport, MCPClient, RPCError, StdioTransport, print_trace,
                      request)
@@ -37,7 +38,7 @@ def open_transport(kind: str, allow: str | None = None):
         sys.path.insert(0, str(HERE))
         from server_demo import DEFAULT_ALLOW, make_server
         server = make_server(allow.split(",") if allow else DEFAULT_ALLOW, STATE_KEY.encode())
-        return InMemoryTransport(server, trace=trace), lambda: 0
+        return InMemoryTransport(server, trace=trace), lambda: None  # no process: no exit code
     if kind == "stdio":
         transport = StdioTransport([sys.executable, str(HERE / "server_demo.py"), *flags], trace=trace)
         return transport, transport.close
@@ -52,6 +53,13 @@ def open_transport(kind: str, allow: str | None = None):
         child.stderr.close()
         return child.wait()
     return transport, stop
+
+
+def finish(stop):
+    """Shut the server down, and say how its process ended (a server in memory has none)."""
+    code = stop()
+    if code is not None:
+        print(f"  server exited with code {code}")
 
 
 def attempt(call):
@@ -76,6 +84,9 @@ def part_one(kind: str):
     attempt(lambda: client.call_tool("delete_db"))
     caption("6. enable_subtract registers subtract with notify=True; list_changed arrives first, the client re-lists")
     client.call_tool("enable_subtract")
+    deadline = time.monotonic() + 5  # over HTTP the stream has a connection of its own: it may lag the response
+    while "subtract" not in [tool["name"] for tool in client.tools_cache] and time.monotonic() < deadline:
+        client._pump_notifications()
     print(f"  tools_cache now: {[tool['name'] for tool in client.tools_cache]}")
     caption("lattice: an unknown tool is -32601")
     attempt(lambda: client.call_tool("drop_tables"))
@@ -85,7 +96,7 @@ def part_one(kind: str):
     client.call_tool("count_lessons", {"course": "postgres"})
     caption("a tool that talks while it runs: progress and a log line arrive before its response")
     client.call_tool("count_slowly", {"n": 3}, progress=True)
-    print(f"  server exited with code {stop()}")
+    finish(stop)
 
 
 def part_two(kind: str):
@@ -94,6 +105,8 @@ def part_two(kind: str):
     client = MCPClient(transport, name="client_demo")
     caption("server/discover: versions, capabilities and a cache hint, without a handshake")
     client.connect()
+    caption("subscriptions/listen: list changes reach a 2026 client on a stream; first its acknowledgement")
+    client.listen(tools=True)
     caption("tools/list carries ttlMs and cacheScope")
     client.list_tools()
     caption("search_docs: every request carries its version and capabilities in _meta")
@@ -102,17 +115,29 @@ def part_two(kind: str):
     client.call_tool("count_lessons", {"course": "postgres"})
     caption("an unknown tool: a protocol error")
     attempt(lambda: client.call_tool("drop_tables"))
+    caption("enable_subtract: list_changed comes on the listen stream, tagged with its id; the client re-lists")
+    client.call_tool("enable_subtract")
+    deadline = time.monotonic() + 5  # over HTTP the stream has a connection of its own: it may lag the response
+    while "subtract" not in [tool["name"] for tool in client.tools_cache] and time.monotonic() < deadline:
+        client._pump_notifications()
+    print(f"  tools_cache now: {[tool['name'] for tool in client.tools_cache]}")
     caption("a request that names an old version in _meta: -32022 lists the versions served")
     meta = {"io.modelcontextprotocol/protocolVersion": "2025-06-18", "io.modelcontextprotocol/clientCapabilities": {}}
     transport.send(request(client.next_id, "tools/list", {"_meta": meta}))
-    print(f"  server exited with code {stop()}")
-
-    transport, stop = open_transport(kind, allow="add,delete_db")
-    client = MCPClient(transport, name="client_demo", on_elicit=confirm)
-    caption("delete_db on a session that allows it: input_required, the user confirms, the retry")
-    client.connect()
-    client.call_tool("delete_db")
-    print(f"  server exited with code {stop()}")
+    caption("the client ends the listen stream")
+    client.stop_listening()
+    finish(stop)
+    for era in ("handshake", "stateless"):
+        transport, stop = open_transport(kind, allow="add,delete_db")
+        client = MCPClient(transport, name="client_demo", on_elicit=confirm)
+        if era == "handshake":
+            caption("delete_db asks a 2025 client to confirm: a request of the server's own, in the middle of the call")
+            client.initialize()
+        else:
+            caption("the same delete_db asks a 2026 client: input_required, the user confirms, the retry")
+            client.connect()
+        client.call_tool("delete_db")
+        finish(stop)
 
 
 def confirm(input_request: dict) -> dict:

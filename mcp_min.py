@@ -1804,6 +1804,7 @@ class HttpTransport(Transport):
         self.connection = self.connect()
         self.side_connection = None  # opened the first time the server asks something mid-stream
         self.listen_connection = None  # the open subscriptions/listen stream's own connection
+        self.arrived = queue.Queue()  # what the listen stream brought, not yet handed over
         self.session_id = self.protocol_version = None
         self.tool_schemas = {}  # name -> inputSchema, for the tools whose arguments travel in headers too
 
@@ -1882,7 +1883,7 @@ class HttpTransport(Transport):
         except OSError:
             self.side_connection.close()
 
-    def messages(self, reply, connection, deadline: float):
+    def messages(self, reply, connection, deadline: float, traced: bool = True):
         """The messages of a response body, each as it arrives: one JSON body, or an event stream's events."""
         if not reply.headers.get("Content-Type", "").startswith("text/event-stream"):
             body = reply.read()
@@ -1902,7 +1903,8 @@ class HttpTransport(Transport):
             if line.startswith("data:"):
                 data.append(line[5:].lstrip(" "))
             elif not line and data:
-                yield self.traced("←", json.loads("\n".join(data)))
+                message = json.loads("\n".join(data))
+                yield self.traced("←", message) if traced else message
                 data = []
 
     def listen(self, message: dict) -> dict:
@@ -1912,19 +1914,25 @@ class HttpTransport(Transport):
         """
         self.listen_connection = self.connect()
         reply = self.post(self.listen_connection, message)
-        incoming = self.messages(reply, self.listen_connection, float("inf"))
-        first = next(incoming, None)
+        incoming = self.messages(reply, self.listen_connection, float("inf"), traced=False)
+        first = self.traced("←", next(incoming, None))
         if first is None or "error" in first or first.get("method") != "notifications/subscriptions/acknowledged":
             return first
 
         def keep_reading():
             try:
                 for later in incoming:
-                    self.receive(later)
+                    self.arrived.put(later)  # handed over (and traced) by drain(), on the caller's thread
             except (OSError, ValueError, AttributeError):
                 pass  # the stream was closed: by us (stop_listening) or by the server
         threading.Thread(target=keep_reading, daemon=True).start()
         return first
+
+    def drain(self) -> list:
+        """The notifications received so far, those of the listen stream included, handed over once."""
+        while not self.arrived.empty():
+            self.receive(self.traced("←", self.arrived.get()))
+        return super().drain()
 
     def cancel(self, message: dict, reason: str):
         """Cancel the listen stream: over HTTP, closing the stream is the cancel (2026-07-28)."""
