@@ -15,6 +15,7 @@ Nothing here can hang: every SDK exchange runs under anyio.fail_after with read_
 and mcp_min's own transports carry their own timeouts.
 """
 
+import contextlib
 import importlib.metadata
 import json
 import pathlib
@@ -120,7 +121,14 @@ def run_sdk_over_stdio(log: pathlib.Path, mode: str, *demo_args: str, **client_o
 @pytest.fixture(scope="module")
 def demo_http_url():
     """server_demo.py --http on a port the OS picks; its URL once it accepts connections."""
-    process = subprocess.Popen([sys.executable, SERVER_DEMO, "--http", "--port", "0"], cwd=str(HERE),
+    with served_demo_over_http() as url:
+        yield url
+
+
+@contextlib.contextmanager
+def served_demo_over_http(*demo_args: str):
+    """server_demo.py --http (with demo_args) on a port the OS picks; yields its URL, then stops it."""
+    process = subprocess.Popen([sys.executable, SERVER_DEMO, "--http", "--port", "0", *demo_args], cwd=str(HERE),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         # The server names its port on stderr ("mcp_min: serving http://127.0.0.1:PORT/mcp"): no race for it.
@@ -134,8 +142,7 @@ def demo_http_url():
             if not chunk:
                 pytest.fail(f"server_demo --http exited ({process.wait()}): {announced!r}")
             announced += chunk
-        url = re.search(rb"http://127\.0\.0\.1:\d+/mcp", announced).group().decode()
-        yield url
+        yield re.search(rb"http://127\.0\.0\.1:\d+/mcp", announced).group().decode()
     finally:
         stop(process)
         process.stderr.close()
@@ -617,3 +624,63 @@ def test_official_client_finishes_a_two_round_call_and_a_three_question_round(tm
     assert rounds == [[], ["a"], ["b"]]  # each retry carries only its own round's answers
     rounds = [sorted(m["params"].get("inputResponses") or {}) for m in sent if m["params"].get("name") == "all_at_once"]
     assert rounds == [[], ["name", "poem", "roots"]]
+
+
+# ---- 7. subscriptions/listen, heard by the SDK's client (2026-07-28) ----
+
+def test_official_client_listen_sees_subtract_appear_after_enable_subtract(tmp_path):
+    # The SDK's listen() gets the acknowledgement, then a tools list change when enable_subtract adds a
+    # tool; it lists again and finds subtract. Then it ends the stream (notifications/cancelled on stdio).
+    log = tmp_path / "wire.log"
+
+    async def scenario():
+        with anyio.fail_after(SDK_DEADLINE):
+            async with Client(tapped_demo(log), mode=MODERN, read_timeout_seconds=READ_TIMEOUT) as client:
+                async with client.listen(tools_list_changed=True, prompts_list_changed=True) as subscription:
+                    honoured = subscription.honored
+                    await client.call_tool("enable_subtract", {})
+                    event = await subscription.__anext__()
+                    tools = await client.list_tools()
+                return honoured, event, [tool.name for tool in tools.tools]
+    honoured, event, names = anyio.run(scenario)
+    assert honoured.tools_list_changed is True and honoured.prompts_list_changed is True
+    assert "subtract" in names and "tools" in type(event).__name__.lower()
+    sent, received = read_tap(log)
+    [listen] = [m for m in sent if m.get("method") == "subscriptions/listen"]
+    tagged = [m for m in received if m.get("method") == "notifications/tools/list_changed"]
+    assert tagged == [{"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                       "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen["id"]}}}]
+
+
+# ---- 8. Both directions over HTTP, with the SDK's client ----
+
+def test_official_legacy_client_answers_a_server_request_over_http():
+    # The elicitation/create request travels on the tools/call POST's event stream; the SDK POSTs its answer.
+    asked = []
+
+    async def elicit(context, params):
+        asked.append(params.message)
+        return ElicitResult(action="accept", content={"confirm": True})
+
+    async def scenario(url):
+        with anyio.fail_after(SDK_DEADLINE):
+            async with Client(streamable_http_client(url), mode="legacy", read_timeout_seconds=READ_TIMEOUT,
+                              elicitation_callback=elicit) as client:
+                return await client.call_tool("delete_db", {})
+    with served_demo_over_http("--allow", "add,delete_db") as url:
+        result = anyio.run(scenario, url)
+    assert [(b.type, b.text) for b in result.content] == [("text", "Database deleted (pretend).")]
+    assert asked == ["Really delete the database?"]
+
+
+def test_official_client_listens_over_http_and_sees_subtract_appear():
+    # The listen stream is a POST whose event stream stays open; the change arrives on it, tagged.
+    async def scenario(url):
+        with anyio.fail_after(SDK_DEADLINE):
+            async with Client(streamable_http_client(url), mode=MODERN, read_timeout_seconds=READ_TIMEOUT) as client:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    await client.call_tool("enable_subtract", {})
+                    await subscription.__anext__()
+                    return [tool.name for tool in (await client.list_tools()).tools]
+    with served_demo_over_http() as url:
+        assert "subtract" in anyio.run(scenario, url)
