@@ -83,7 +83,8 @@ def label(message) -> str:
         return message["method"] + (f" {name}" if isinstance(name, str) else "") + tag
     if isinstance(message.get("error"), dict):
         text = str(message["error"].get("message", ""))
-        return f"error {message['error'].get('code')} {text[:40]}{'…' if len(text) > 40 else ''}{tag}"
+        short = text if len(text) <= 40 else text[:40].rstrip() + "…"
+        return f"error {message['error'].get('code')} {short}{tag}"
     result = message.get("result")
     if isinstance(result, dict) and result.get("resultType") == "input_required":
         return "input_required" + tag
@@ -230,6 +231,7 @@ class Board:
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
         key = (direction, json.dumps(id))
+        stateless = PROTOCOL_VERSION_KEY in meta
         event["kind"] = "request"
         if method.startswith("notifications/"):
             event["flags"].append(flag("notification-id", "a notification sent with an id: a request now, so its "
@@ -237,7 +239,7 @@ class Board:
         if not valid_id(id):
             event["flags"].append(flag("not-a-message", f"id {json.dumps(id)}: a request id is a string or an "
                                        "integer, never null (a null id is not a notification either)"))
-        elif key in self.pending or (key in self.used and self.era != "stateless"):
+        elif key in self.pending or (key in self.used and not stateless):
             # 2026-07-28 asks only that an id be unique among the requests still unanswered.
             event["flags"].append(flag("reused-id", f"id {json.dumps(id)} was used before in this session "
                                        f"(#{self.used[key]})"))
@@ -660,8 +662,9 @@ main { display: grid; grid-template-columns: minmax(460px, 3fr) minmax(320px, 2f
 .row, .ends { display: grid; grid-template-columns: 3.5em 1fr 15em; align-items: stretch; }
 .ends { position: sticky; top: 0; z-index: 1; background: #fff; border-bottom: 1px solid #cbd5e1; font-weight: 600; }
 .ends .lane { display: flex; justify-content: space-between; border: 0; }
-.ends .lane span { transform: translateX(-50%); } .ends .lane span + span { transform: translateX(50%); }
-.lane { position: relative; min-height: 2.5em; margin: 0 3.5em; border-left: 2px solid #94a3b8; border-right: 2px solid #94a3b8; }
+.ends .lane span { transform: translateX(-50%); padding: .3em 0; }
+.ends .lane span + span { transform: translateX(50%); }
+.lane { position: relative; min-height: 2.6em; margin: 0 3.5em; border-left: 2px solid #94a3b8; border-right: 2px solid #94a3b8; }
 .n { text-align: right; padding: .6em .4em 0 0; color: #64748b; font-variant-numeric: tabular-nums; }
 .label { position: absolute; left: .5em; right: .5em; top: .1em; text-align: center; white-space: nowrap;
          overflow: hidden; text-overflow: ellipsis; font-family: ui-monospace, monospace; font-size: 12px; }
@@ -679,7 +682,8 @@ main { display: grid; grid-template-columns: minmax(460px, 3fr) minmax(320px, 2f
 .k-timeout .banner { color: #b91c1c; } .k-session .banner { font-weight: 600; font-style: normal; }
 .k-session { border-top: 3px double #94a3b8; }
 .grouped .lane { background: #faf5ff; } .grouped .n { border-left: 4px solid #a855f7; }
-.round { position: absolute; left: .3em; top: 1.9em; font-size: 10px; color: #7e22ce; }
+.round { position: absolute; left: .4em; bottom: 0; font-size: 10px; line-height: 1.2; color: #7e22ce; }
+.grouped .arrow { top: 1.6em; }
 .flagged { background: #fef2f2; }
 .notes { padding: .35em .3em; }
 .notes span { display: inline-block; margin: 1px; padding: 0 .4em; border-radius: 3px; color: #fff; font-size: 11px; }
@@ -736,11 +740,13 @@ function addEvent(event) {
   row.append(el("span", "n", "#" + event.n), lane, notes);
   if (event.flags.length) row.classList.add("flagged");
   row.addEventListener("click", () => show(event.n));
+  row.title = "click: the message's JSON";
   const diagram = $("diagram");
   const following = diagram.scrollTop + diagram.clientHeight >= diagram.scrollHeight - 8;
   $("rows").append(row);
   if (event.group) group(event);
   if (following) diagram.scrollTop = diagram.scrollHeight;
+  if (location.hash === "#" + event.n) show(event.n);  // a link to one message: .../#12
   for (const broken of event.flags) {
     const item = el("li", "", `#${event.n} ${event.label}: ${broken.text} `);
     item.append(el("span", "cite", broken.cite));

@@ -3,6 +3,7 @@
     python client_demo.py                     # over stdio: server_demo.py runs as a child process
     python client_demo.py --transport memory  # the same server in this process
     python client_demo.py --transport http    # server_demo.py --http on a free loopback port
+    python client_demo.py --board             # also draw every message on the wire board (board.py) in a browser
 """
 
 import argparse
@@ -23,21 +24,33 @@ def caption(text: str):
     print(f"\n# {text}", flush=True)
 
 
-def open_transport(kind: str, allow: str | None = None):
+BOARD = None  # with --board: the board's Session, which every transport's trace hook also feeds
+
+
+def trace(direction: str, message: dict):
+    """Print each message; with --board, also hand it to the board as the line that crossed."""
+    print_trace(direction, message)
+    if BOARD:
+        BOARD.record(direction, json.dumps(message).encode())
+
+
+def open_transport(kind: str, title: str, allow: str | None = None):
     """A transport to a fresh demo server, and a function that shuts it down and returns its exit code."""
     flags = ["--state-key", STATE_KEY] + (["--allow", allow] if allow else [])
+    if BOARD:
+        BOARD.begin(f"{title}, over {kind}")  # a new server: a new session on the board
     if kind == "memory":
         sys.path.insert(0, str(HERE))
         from server_demo import DEFAULT_ALLOW, make_server
         server = make_server(allow.split(",") if allow else DEFAULT_ALLOW, STATE_KEY.encode())
-        return InMemoryTransport(server, trace=print_trace), lambda: 0
+        return InMemoryTransport(server, trace=trace), lambda: 0
     if kind == "stdio":
-        transport = StdioTransport([sys.executable, str(HERE / "server_demo.py"), *flags], trace=print_trace)
+        transport = StdioTransport([sys.executable, str(HERE / "server_demo.py"), *flags], trace=trace)
         return transport, transport.close
     child = subprocess.Popen([sys.executable, str(HERE / "server_demo.py"), "--http", "--port", "0", *flags],
                              stderr=subprocess.PIPE, text=True)
     url = child.stderr.readline().split()[-1]  # "mcp_min: serving http://127.0.0.1:PORT/mcp", once it listens
-    transport = HttpTransport(url, trace=print_trace)
+    transport = HttpTransport(url, trace=trace)
 
     def stop():
         transport.close()
@@ -57,7 +70,7 @@ def attempt(call):
 
 def part_one(kind: str):
     """Course 000's worked trace, then each error of the tool lattice once."""
-    transport, stop = open_transport(kind)
+    transport, stop = open_transport(kind, "part 1: the handshake era (course 000)")
     client = MCPClient(transport, name="client_demo", on_progress=lambda p: None, on_log=lambda p: None)
     caption("1-2. initialize, then notifications/initialized (no response: it is a notification)")
     client.initialize(protocol_version="2025-06-18")
@@ -83,7 +96,7 @@ def part_one(kind: str):
 
 def part_two(kind: str):
     """Course 004's transcript: the stateless 2026-07-28 revision, then a confirmation round trip."""
-    transport, stop = open_transport(kind)
+    transport, stop = open_transport(kind, "part 2: the stateless era (course 004)")
     client = MCPClient(transport, name="client_demo")
     caption("server/discover: versions, capabilities and a cache hint, without a handshake")
     client.connect()
@@ -100,7 +113,7 @@ def part_two(kind: str):
     transport.send(request(client.next_id, "tools/list", {"_meta": meta}))
     print(f"  server exited with code {stop()}")
 
-    transport, stop = open_transport(kind, allow="add,delete_db")
+    transport, stop = open_transport(kind, "part 2: delete_db, confirmed (input_required)", allow="add,delete_db")
     client = MCPClient(transport, name="client_demo", on_input=confirm)
     caption("delete_db on a session that allows it: input_required, the user confirms, the retry")
     client.connect()
@@ -118,11 +131,25 @@ def main(argv=None) -> int:
     """Run both parts over the chosen transport."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--transport", choices=["stdio", "memory", "http"], default="stdio")
+    parser.add_argument("--board", action="store_true", help="draw the sessions live on the wire board (board.py)")
     args = parser.parse_args(argv)
+    if args.board:
+        global BOARD
+        import board  # the board served in this process: its page shows every session, one after another
+        BOARD = board.Session(about={"command": f"client_demo.py --transport {args.transport}", "fault": None})
+        url = board.url_of(board.serve(BOARD))
+        print(f"board: {url}", file=sys.stderr, flush=True)
     print(f"=== Part 1: the handshake era (course 000), over {args.transport} ===")
     part_one(args.transport)
     print(f"\n=== Part 2: the stateless era (course 004), over {args.transport} ===")
     part_two(args.transport)
+    if args.board:
+        BOARD.end()
+        print(f"board: the demo is over; the page stays at {url} until you press Enter", file=sys.stderr, flush=True)
+        try:
+            input()
+        except EOFError:
+            pass  # no terminal (a test, a pipe): the demo ends here
     return 0
 
 
