@@ -34,6 +34,8 @@ HOST, SERVER = "→", "←"
 DEFAULT_TIMEOUT = 10.0  # seconds a request may wait before the board flags it (the lab's client waits 30)
 DEFAULT_DELAY = 35.0  # --fault delay-response: past the 30 s the lab's StdioTransport waits
 SHOWN_CHARS = 100_000  # a longer line reaches the page cut to this many characters
+VIEW_INTERVAL = 0.05  # seconds: a page is updated at most 20 times a second, so watching costs the relay little
+VIEW_BATCH = 500  # lines read for a page at one time (at most 10,000 a second): a burst is shown late, not slowly
 SUMMARY_LIMIT = 20_000  # lines: past this, the board reads no session at its end (nobody watched it anyway)
 
 # ---------------------------------------------------------------------------------------------------
@@ -610,27 +612,34 @@ class Session:
         with self.changed:
             self.changed.notify_all()
 
-    def catch_up(self):
-        """Feed the board every record it has not read yet, then the clock (a request may now be late)."""
+    def catch_up(self, limit: int | None = None):
+        """Feed the board the records it has not read yet (at most limit), then the clock (a request may be late)."""
         with self.lock:
-            while self.fed < len(self.records):
+            stop = len(self.records) if limit is None else min(len(self.records), self.fed + limit)
+            while self.fed < stop:
                 t, direction, line, note = self.records[self.fed]
                 self.fed += 1
                 if direction == "session":
                     self.board.begin(line, t)
                 else:
                     self.board.feed(direction, line, t, note)
+            if self.fed < len(self.records):
+                return  # more to read: the clock waits for the lines before it
             if self.ended_at is not None and self.board.ended is None:
                 self.board.end(self.ended_at)
             elif self.ended_at is None:
                 self.board.tick(self.now())
 
-    def view(self, cursor: int, wait: float = 0.0) -> tuple:
-        """(the events from number cursor + 1 on, the state, whether the session ended), waiting up to wait s for news."""
+    def view(self, cursor: int, wait: float = 0.0, limit: int | None = None) -> tuple:
+        """(the events from number cursor + 1 on, the state, whether the session ended), waiting up to wait s for news.
+
+        limit bounds the lines read now: a page behind a burst catches up over several views, and the
+        relay's threads are not kept waiting for the interpreter meanwhile.
+        """
         with self.changed:
             if wait and self.fed == len(self.records) and len(self.board.events) <= cursor and self.ended_at is None:
                 self.changed.wait(wait)
-        self.catch_up()
+        self.catch_up(limit)
         with self.lock:
             return self.board.events[cursor:], self.board.state(self.now()), self.board.ended is not None
 
@@ -878,11 +887,12 @@ def serve(session: Session, port: int = 0):
                 self.wfile.write(sse("hello", session.about))
                 cursor, ended = 0, False
                 while not ended:
-                    events, state, ended = session.view(cursor, wait=1.0)
+                    events, state, ended = session.view(cursor, wait=1.0, limit=VIEW_BATCH)
                     cursor += len(events)
                     view = {"lines": describe(state, ages=True), "flags": state["flags"], "ended": ended}
                     chunks = [sse("wire", public(event)) for event in events] + [sse("state", view)]
                     self.wfile.write(b"".join(chunks) + (sse("end", {}) if ended else b""))
+                    time.sleep(VIEW_INTERVAL)  # the messages of the next moment go out together
             except OSError:
                 pass  # the viewer closed or reloaded: the relay never notices
             finally:
@@ -1008,6 +1018,13 @@ def relay(command: list, session: Session, log=None, fault: Fault | None = None)
     return child.wait()
 
 
+def release_stdout():
+    """Close the host's end of the wire now (fd 1 then points to /dev/null): its reader sees the end at once,
+    while the board still lets its pages finish and prints its summary."""
+    with open(os.devnull, "wb") as nothing:
+        os.dup2(nothing.fileno(), 1)
+
+
 # ---------------------------------------------------------------------------------------------------
 # ---- 7. The command line ----
 # ---------------------------------------------------------------------------------------------------
@@ -1066,6 +1083,7 @@ def main(argv: list | None = None) -> int:
                 code = relay(command, session, log, fault)
         else:
             code = relay(command, session, None, fault)
+        release_stdout()
         session.end()
         let_viewers_finish(session)
         print("\n".join(f"board: {line}" for line in summary(session)), file=sys.stderr, flush=True)
