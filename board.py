@@ -705,6 +705,7 @@ pre { margin: .4em 0; padding: .5em; max-height: 45vh; overflow: auto; backgroun
       overflow-wrap: anywhere; font-size: 12px; }
 .cite { color: #475569; font-style: italic; }
 #broken li { cursor: pointer; margin-bottom: .3em; }
+#legend b { font-weight: 600; margin-right: .6em; white-space: nowrap; } #legend .flagged { color: #dc2626; }
 </style>
 </head>
 <body>
@@ -715,6 +716,9 @@ pre { margin: .4em 0; padding: .5em; max-height: 45vh; overflow: auto; backgroun
     <div id="rows"></div>
   </div>
   <div id="side">
+    <section id="legend"><b class="k-request">→ request</b> <b class="k-result">← result</b> <b class="k-error">← error</b>
+      <b class="k-notification">⇢ notification (dashed)</b> <b class="k-junk">not JSON (dotted)</b>
+      <b class="k-dropped">✗ dropped by a fault</b> <b class="flagged">⚑ a rule broken</b></section>
     <section id="detail"><h2>Message</h2><p>Click a message to see its JSON.</p></section>
     <section><h2>State</h2><dl id="state"></dl></section>
     <section><h2>Rules broken</h2><ol id="broken"></ol></section>
@@ -780,7 +784,7 @@ function show(n) {
   document.querySelector(`.row[data-n="${n}"]`).classList.add("selected");
   const box = $("detail");
   box.replaceChildren(el("h2", "", `Message #${n} ${event.dir} ${event.kind}`));
-  if (event.answers) box.append(el("p", "", `answers #${event.answers}`));
+  if (event.answers) box.append(el("p", "", `answers #${event.answers}, ${event.waited} s after it`));
   for (const broken of event.flags) {
     const p = el("p", "", `⚑ ${broken.text} `);
     p.append(el("span", "cite", broken.cite));
