@@ -123,7 +123,8 @@ class Board:
         board.events[-1]["flags"]   # [{"rule": "before-initialized", "title": ..., "text": ..., "cite": ...}]
         board.state(now=1.0)        # era, gate, peers, requests waiting (with their age), caches, ...
     Each event is a dict: n (from 1), t (seconds), dir, kind, label, line, flags, and where they apply
-    answers (the request's n), group and round (an input_required round trip), fault, waits.
+    answers and waited (the request's n, and the seconds since), group and round (an input_required round
+    trip), fault (what a fault changed), waits (the request a timeout is about).
     """
 
     def __init__(self, timeout: float = DEFAULT_TIMEOUT):
@@ -330,8 +331,8 @@ class Board:
             self.lists.setdefault(LISTS[method], {"listed": None, "changed": None, "relisted": None})["listed"] = n
         elif method == "resources/subscribe" and isinstance(params.get("uri"), str):
             self.subscriptions[params["uri"]] = {"uri": params["uri"], "n": n, "updated": None}
-        elif method == "resources/unsubscribe":
-            self.subscriptions.pop(params.get("uri"), None)
+        elif method == "resources/unsubscribe" and isinstance(params.get("uri"), str):
+            self.subscriptions.pop(params["uri"], None)
         if result.get("resultType") == "input_required":
             group = request.get("group", request["n"])
             event["group"], event["round"] = group, request.get("round", 1)
@@ -345,14 +346,16 @@ class Board:
         method, n = message["method"], event["n"]
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         event["kind"] = "notification"
-        if method == "notifications/initialized" and direction == HOST and self.gate["initialized"] is None:
+        live = self.gate["initialize"] and not self.gate["initialized"]  # the lab ignores it before initialize
+        if method == "notifications/initialized" and direction == HOST and live:
             self.gate["initialized"] = n  # the session is live only now (course 000, step 3)
         elif method.endswith("/list_changed") and direction == SERVER:
             kind = method.split("/")[1]  # a bare invalidation: the client must list again (course 000)
             self.lists.setdefault(kind, {"listed": None, "changed": None, "relisted": None})
             self.lists[kind].update(changed=n, relisted=None)
-        elif method == "notifications/resources/updated" and params.get("uri") in self.subscriptions:
-            self.subscriptions[params["uri"]]["updated"] = n
+        elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
+            if params["uri"] in self.subscriptions:
+                self.subscriptions[params["uri"]]["updated"] = n
         elif method == "notifications/subscriptions/acknowledged":
             meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
             listen = self.listens.get((HOST, json.dumps(meta.get("io.modelcontextprotocol/subscriptionId"))))
@@ -416,7 +419,7 @@ def describe(state: dict, ages: bool = False) -> list:
         name = f"{info.get('name')} {info.get('version')}" if isinstance(info, dict) else "not introduced"
         declared = json.dumps(capabilities) if capabilities is not None else "not declared"
         pairs.append((side, [name, f"capabilities {declared}"]))
-    if state["supported"] is not None:
+    if isinstance(state["supported"], list):
         pairs.append(("versions the server serves", [", ".join(map(str, state["supported"]))]))
     waiting = [f"{r['dir']} {r['label']} (#{r['n']})" + (f", {r['age']:.1f} s" if ages and r["age"] is not None else "")
                + (", flagged" if r["late"] else "") for r in state["pending"]]
@@ -529,7 +532,8 @@ class Fault:
         method = self.methods.get(json.dumps(message["id"]))
         result = message.get("result")
         if self.name == "tool-error" and method == "tools/call" and isinstance(result, dict) and result.get("isError"):
-            texts = [block.get("text", "") for block in result.get("content", []) if isinstance(block, dict)]
+            content = result.get("content") if isinstance(result.get("content"), list) else []
+            texts = [block.get("text", "") for block in content if isinstance(block, dict)]
             reply = error_response(message["id"], -32603, "internal error: " + " ".join(map(str, texts)))
             changed = json.dumps(reply, ensure_ascii=False).encode()
             return [(changed, self.note("the board turned this isError result into -32603", line), "pass")]

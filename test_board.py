@@ -372,6 +372,77 @@ def test_an_oversized_line_is_kept_cut_and_shown_as_such():
         "oversized", f"a line of {len(big)} bytes, not read", board.SHOWN_CHARS)
 
 
+def test_initialized_without_initialize_opens_no_gate():
+    # The lab's server ignores notifications/initialized before initialize; so does the board.
+    model = fed([("→", notification("notifications/initialized")), ("→", request(1, "tools/list"))])
+    assert (broken(model), model.state()["gate"]) == ([(2, "before-initialized")],
+                                                       {"initialize": None, "answered": None, "initialized": None})
+
+
+ODD_VALUES = [None, True, 0, -1.5, "", "x", [], [1, "a"], {}, {"k": {"deep": []}}]
+RICH_SESSION = HANDSHAKE + [
+    ("→", request(2, "resources/subscribe", {"uri": "lab://a"})), ("←", response(2, {})),
+    ("←", notification("notifications/resources/updated", {"uri": "lab://a"})),
+    ("→", request(3, "resources/unsubscribe", {"uri": "lab://a"})), ("←", response(3, {})),
+    ("←", notification("notifications/tools/list_changed")), ("→", request(4, "tools/list")),
+    ("←", response(4, {"tools": []})), ("→", request(5, "tools/call", {"name": "t", "arguments": {}})),
+    ("→", notification("notifications/cancelled", {"requestId": 5})),
+    ("→", request(6, "server/discover", {"_meta": STATELESS_META})),
+    ("←", response(6, {"supportedVersions": ["2026-07-28"], "capabilities": {}, "_meta": {}})),
+    ("→", request(7, "tools/call", {"name": "d", "arguments": {}, "_meta": STATELESS_META})),
+    ("←", response(7, {"resultType": "input_required", "inputRequests": {"k": {}}, "requestState": "s"})),
+    ("→", request(8, "tools/call", {"name": "d", "inputResponses": {"k": {}}, "requestState": "s", "_meta": STATELESS_META})),
+    ("←", response(8, {"content": [], "isError": True})),
+    ("→", request("l", "subscriptions/listen", {"_meta": STATELESS_META, "notifications": {}})),
+    ("←", notification("notifications/subscriptions/acknowledged", {"_meta": {"io.modelcontextprotocol/subscriptionId": "l"}})),
+    ("←", error_response(9, -32601, "m")),
+]
+
+
+def key_paths(value, prefix=()) -> list:
+    """Every path of keys into nested objects, three deep at most."""
+    if not isinstance(value, dict) or len(prefix) == 3:
+        return []
+    return [path for key in value for path in [prefix + (key,)] + key_paths(value[key], prefix + (key,))]
+
+
+def replaced(message: dict, path: tuple, value) -> dict:
+    """A copy of message with the field at path set to value."""
+    copy = json.loads(json.dumps(message))
+    inner = copy
+    for key in path[:-1]:
+        inner = inner[key]
+    inner[path[-1]] = value
+    return copy
+
+
+def test_no_field_of_any_type_can_break_the_board():
+    # Bad input never wedges the board: each field of each message of a rich session, replaced in turn by a
+    # value of every JSON type, is read, described and summed up without an exception.
+    sessions = 0
+    for index, (direction, message) in enumerate(RICH_SESSION):
+        for path in key_paths(message):
+            for value in ODD_VALUES:
+                pairs = RICH_SESSION[:index] + [(direction, replaced(message, path, value))] + RICH_SESSION[index + 1:]
+                model = fed(pairs)
+                model.end(1.0)
+                board.state_text(model.state())
+                board.describe(model.state(now=2.0), ages=True)
+                model.flags()
+                sessions += 1
+    assert sessions == sum(len(key_paths(m)) for _, m in RICH_SESSION) * len(ODD_VALUES)
+
+
+def test_every_fault_takes_odd_messages_in_its_stride():
+    # The relay's fault never raises either, whatever a peer sends.
+    for name in board.FAULTS:
+        fault = Fault(name)
+        for direction, message in RICH_SESSION:
+            for path in key_paths(message):
+                for value in ODD_VALUES:
+                    fault.change(direction, json.dumps(replaced(message, path, value)).encode())
+
+
 # ---------------------------------------------------------------------------------------------------
 # Faults: each changes exactly what it names
 # ---------------------------------------------------------------------------------------------------
