@@ -24,7 +24,8 @@ TAP = [sys.executable, os.path.join(HERE, "mcp_min.py"), "tap", "--log", os.devn
 BOARD = [sys.executable, os.path.join(HERE, "board.py"), "--log", os.devnull, "--"]
 RESPONDER = [sys.executable, "-c", "import json, sys\n"
              "for line in sys.stdin.buffer:\n"
-             "    sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': json.loads(line)['id'], 'result': {}}) + '\\n')\n"
+             "    answer = {'jsonrpc': '2.0', 'id': json.loads(line)['id'], 'result': {}}\n"
+             "    sys.stdout.write(json.dumps(answer) + '\\n')\n"
              "    sys.stdout.flush()\n"]
 CAT = ["cat"]
 

@@ -268,8 +268,9 @@ class Board:
         elif method not in HANDSHAKE_FREE and not method.startswith("notifications/") and not self.gate["initialized"]:
             event["flags"].append(flag("before-initialized", f"{method} before notifications/initialized: the "
                                        "gate answers -32600 (only initialize and ping may pass)"))
-        if method in LISTS and self.lists.get(LISTS[method], {}).get("changed") and not self.lists[LISTS[method]]["relisted"]:
-            self.lists[LISTS[method]]["relisted"] = n
+        cache = self.lists.get(LISTS.get(method), {})
+        if cache.get("changed") and not cache["relisted"]:
+            cache["relisted"] = n  # the client lists again after list_changed, as it must (course 000)
         if "requestState" in params or "inputResponses" in params:
             self._retry(event, request, params)
         if method == "subscriptions/listen":
@@ -404,7 +405,8 @@ class Board:
 def describe(state: dict, ages: bool = False) -> list:
     """The state as (term, [items]) pairs of plain text: the page draws them, a notebook prints them."""
     era = {None: "not known yet (no initialize, no request with a version in _meta)",
-           "handshake": f"handshake, version {state['version'] or 'not agreed yet'} (initialize offered {state['offered']})",
+           "handshake": f"handshake, version {state['version'] or 'not agreed yet'} "
+                        f"(initialize offered {state['offered']})",
            "stateless": f"stateless, version {state['version']}: no handshake, each request carries it in _meta"}
     pairs = [("era", [era[state["era"]]])]
     if state["era"] != "stateless":
@@ -464,7 +466,8 @@ FAULTS = {  # name: (what it changes, the passage it demonstrates)
     "tool-error": ("turn each isError tool result into a -32603 error response",
                    'course 000, "Dispatch to primitives, and the _call_tool error lattice": let a tool exception '
                    "escape and the agent cannot recover"),
-    "stray-line": ("write a line that is not JSON on the server's stdout, before its first response after the handshake",
+    "stray-line": ("write a line that is not JSON on the server's stdout, before its first response after the "
+                   "handshake",
                    "course 004, section 4 (one message per line, and nothing else on stdout); spec 2025-06-18, "
                    'Transports, "stdio"'),
     "drop-response": ("drop the server's first response after the handshake",
@@ -677,7 +680,8 @@ main { display: grid; grid-template-columns: minmax(460px, 3fr) minmax(320px, 2f
 .ends .lane { display: flex; justify-content: space-between; border: 0; }
 .ends .lane span { transform: translateX(-50%); padding: .3em 0; }
 .ends .lane span + span { transform: translateX(50%); }
-.lane { position: relative; min-height: 2.6em; margin: 0 3.5em; border-left: 2px solid #94a3b8; border-right: 2px solid #94a3b8; }
+.lane { position: relative; min-height: 2.6em; margin: 0 3.5em;
+        border-left: 2px solid #94a3b8; border-right: 2px solid #94a3b8; }  /* the two lifelines */
 .n { text-align: right; padding: .6em .4em 0 0; color: #64748b; font-variant-numeric: tabular-nums; }
 .label { position: absolute; left: .5em; right: .5em; top: .1em; text-align: center; white-space: nowrap;
          overflow: hidden; text-overflow: ellipsis; font-family: ui-monospace, monospace; font-size: 12px; }
@@ -701,7 +705,8 @@ main { display: grid; grid-template-columns: minmax(460px, 3fr) minmax(320px, 2f
 .notes { padding: .35em .3em; }
 .notes span { display: inline-block; margin: 1px; padding: 0 .4em; border-radius: 3px; color: #fff; font-size: 11px; }
 .notes .flag { background: #dc2626; } .notes .fault { background: #b45309; }
-.row { cursor: pointer; } .row:hover { background: #f8fafc; } .selected { outline: 2px solid #0ea5e9; outline-offset: -2px; }
+.row { cursor: pointer; } .row:hover { background: #f8fafc; }
+.selected { outline: 2px solid #0ea5e9; outline-offset: -2px; }
 section { background: #fff; border: 1px solid #cbd5e1; margin-bottom: 1em; padding: .5em .8em; }
 h2 { margin: 0 0 .4em; font-size: 11px; letter-spacing: .06em; text-transform: uppercase; color: #475569; }
 dl { margin: 0; } dt { font-weight: 600; margin-top: .35em; } dd { margin: 0 0 0 1em; overflow-wrap: anywhere; }
@@ -713,14 +718,19 @@ pre { margin: .4em 0; padding: .5em; max-height: 45vh; overflow: auto; backgroun
 </style>
 </head>
 <body>
-<header><h1>wire board</h1><code id="command"></code><span id="fault"></span><span id="status">connecting…</span></header>
+<header>
+  <h1>wire board</h1><code id="command"></code><span id="fault"></span><span id="status">connecting…</span>
+</header>
 <main>
   <div id="diagram">
-    <div class="ends"><span></span><div class="lane"><span>Host</span><span>Server</span></div><span>rules broken</span></div>
+    <div class="ends">
+      <span></span><div class="lane"><span>Host</span><span>Server</span></div><span>rules broken</span>
+    </div>
     <div id="rows"></div>
   </div>
   <div id="side">
-    <section id="legend"><b class="k-request">→ request</b> <b class="k-result">← result</b> <b class="k-error">← error</b>
+    <section id="legend">
+      <b class="k-request">→ request</b> <b class="k-result">← result</b> <b class="k-error">← error</b>
       <b class="k-notification">⇢ notification (dashed)</b> <b class="k-junk">not JSON (dotted)</b>
       <b class="k-dropped">✗ dropped by a fault</b> <b class="flagged">⚑ a rule broken</b></section>
     <section id="detail"><h2>Message</h2><p>Click a message to see its JSON.</p></section>

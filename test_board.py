@@ -49,7 +49,8 @@ CAPABILITIES = {"tools": {"listChanged": True}, "resources": {"listChanged": Tru
                 "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
 HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "host", "version": "1"}}
 HANDSHAKE = [("→", request(1, "initialize", HELLO)),
-             ("←", response(1, {"protocolVersion": "2025-06-18", "capabilities": CAPABILITIES, "serverInfo": SERVER_INFO})),
+             ("←", response(1, {"protocolVersion": "2025-06-18", "capabilities": CAPABILITIES,
+                                "serverInfo": SERVER_INFO})),
              ("→", notification("notifications/initialized"))]
 STATELESS_META = {PROTOCOL_VERSION_KEY: "2026-07-28", CLIENT_CAPABILITIES_KEY: {}}
 
@@ -215,7 +216,8 @@ def test_subscriptions_open_on_their_result_and_close_on_unsubscribe():
 
 def test_listen_stream_is_open_until_cancelled_and_never_counts_as_late():
     # subscriptions/listen (2026-07-28) stays open by design: acknowledged, then ended by a cancel.
-    listen = request("listen-1", "subscriptions/listen", {"_meta": STATELESS_META, "notifications": {"toolsListChanged": True}})
+    listen = request("listen-1", "subscriptions/listen",
+                     {"_meta": STATELESS_META, "notifications": {"toolsListChanged": True}})
     acknowledged = notification("notifications/subscriptions/acknowledged", {
         "_meta": {"io.modelcontextprotocol/subscriptionId": "listen-1"}, "notifications": {"toolsListChanged": True}})
     model = Board(timeout=1.0)
@@ -243,27 +245,33 @@ RULE_TABLE = [
      [(3, "before-initialized")]),
     ("a skipped handshake", [("→", request(1, "tools/list"))], [(1, "before-initialized")]),
     ("ping may come before the handshake", [("→", request(1, "ping")), ("←", response(1, {}))], []),
-    ("the server asks before initialized", HANDSHAKE[:2] + [("←", request(1, "roots/list"))], [(3, "before-initialized")]),
+    ("the server asks before initialized", HANDSHAKE[:2] + [("←", request(1, "roots/list"))],
+     [(3, "before-initialized")]),
     ("a response to no request", HANDSHAKE + [("←", response(9, {}))], [(4, "no-request")]),
     ("a response to a request already answered",
-     HANDSHAKE + [("→", request(2, "ping")), ("←", response(2, {})), ("←", response(2, {}))], [(6, "answered-twice")]),
+     HANDSHAKE + [("→", request(2, "ping")), ("←", response(2, {})), ("←", response(2, {}))],
+     [(6, "answered-twice")]),
     ("an id used again in a session",
-     HANDSHAKE + [("→", request(2, "ping")), ("←", response(2, {})), ("→", request(2, "ping")), ("←", response(2, {}))],
+     HANDSHAKE + [("→", request(2, "ping")), ("←", response(2, {})),
+                  ("→", request(2, "ping")), ("←", response(2, {}))],
      [(6, "reused-id")]),
     ("ids in both directions are separate", HANDSHAKE + [("←", request(1, "ping")), ("→", response(1, {}))], []),
     ("stateless: an id may be reused once answered",
      [("→", request(1, "tools/list", {"_meta": STATELESS_META})), ("←", response(1, {})),
       ("→", request(1, "tools/list", {"_meta": STATELESS_META})), ("←", response(1, {}))], []),
     ("stateless: never two unanswered requests with one id",
-     [("→", request(1, "tools/list", {"_meta": STATELESS_META})), ("→", request(1, "tools/list", {"_meta": STATELESS_META}))],
+     [("→", request(1, "tools/list", {"_meta": STATELESS_META})),
+      ("→", request(1, "tools/list", {"_meta": STATELESS_META}))],
      [(2, "reused-id")]),
     ("not JSON on the server's stdout", HANDSHAKE + [("←", "print() from a tool")], [(4, "not-json")]),
     ("not JSON on the server's stdin", [("→", "hello")], [(1, "not-json")]),
-    ("invalid UTF-8 is not JSON", [("←", b'{"jsonrpc": "2.0", "id": 1, "result": {"t": "\xff"}}')], [(1, "not-json")]),
+    ("invalid UTF-8 is not JSON", [("←", b'{"jsonrpc": "2.0", "id": 1, "result": {"t": "\xff"}}')],
+     [(1, "not-json")]),
     ("a batch is not a message (batches left in 2025-06-18)", [("→", [request(1, "ping")])], [(1, "not-a-message")]),
     ("jsonrpc missing", [("→", {"id": 1, "method": "ping"})], [(1, "not-a-message")]),
     ("a null id is no request id", [("→", {"jsonrpc": "2.0", "id": None, "method": "ping"})], [(1, "not-a-message")]),
-    ("result and error together", [("←", {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {}})], [(1, "not-a-message")]),
+    ("result and error together", [("←", {"jsonrpc": "2.0", "id": 1, "result": {}, "error": {}})],
+     [(1, "not-a-message")]),
     ("an error code outside the course's table",
      HANDSHAKE + [("→", request(2, "resources/read", {"uri": "x"})), ("←", error_response(2, -32002, "not found"))],
      [(5, "unknown-code")]),
@@ -274,7 +282,8 @@ RULE_TABLE = [
      [("→", "junk"), ("←", error_response(None, -32700, "parse error"))], [(1, "not-json")]),
     ("a response to a cancelled request is expected, not flagged",
      HANDSHAKE + [("→", request(2, "tools/call", {"name": "slow"})),
-                  ("→", notification("notifications/cancelled", {"requestId": 2})), ("←", response(2, {"content": []}))], []),
+                  ("→", notification("notifications/cancelled", {"requestId": 2})),
+                  ("←", response(2, {"content": []}))], []),
 ]
 
 
@@ -322,7 +331,8 @@ def test_a_late_response_is_marked_late_and_not_flagged_again():
     model = Board(timeout=1)
     model.feed("→", json.dumps(request(1, "ping")), t=0.0)
     model.feed("←", json.dumps(response(1, {})), t=3.0)
-    assert rows(model) == [(1, "→", "request", "ping [1]", []), (2, "→", "timeout", "1 s, and ping [1] is still waiting", ["no-response"]),
+    assert rows(model) == [(1, "→", "request", "ping [1]", []),
+                           (2, "→", "timeout", "1 s, and ping [1] is still waiting", ["no-response"]),
                            (3, "←", "result", "result [1] (late)", [])]
 
 
@@ -346,8 +356,8 @@ def test_the_session_reads_nothing_until_somebody_looks():
     assert (session.fed, session.board.events) == (0, [])
     events, state, ended = session.view(0)
     assert ([e["label"] for e in events], state["gate"], ended) == (
-        ["initialize [1]", "result [1]", "notifications/initialized"], {"initialize": 1, "answered": 2, "initialized": 3},
-        False)
+        ["initialize [1]", "result [1]", "notifications/initialized"],
+        {"initialize": 1, "answered": 2, "initialized": 3}, False)
 
 
 def test_reading_late_gives_the_same_events_as_reading_each_line_at_once():
@@ -391,10 +401,12 @@ RICH_SESSION = HANDSHAKE + [
     ("←", response(6, {"supportedVersions": ["2026-07-28"], "capabilities": {}, "_meta": {}})),
     ("→", request(7, "tools/call", {"name": "d", "arguments": {}, "_meta": STATELESS_META})),
     ("←", response(7, {"resultType": "input_required", "inputRequests": {"k": {}}, "requestState": "s"})),
-    ("→", request(8, "tools/call", {"name": "d", "inputResponses": {"k": {}}, "requestState": "s", "_meta": STATELESS_META})),
+    ("→", request(8, "tools/call", {"name": "d", "inputResponses": {"k": {}}, "requestState": "s",
+                                    "_meta": STATELESS_META})),
     ("←", response(8, {"content": [], "isError": True})),
     ("→", request("l", "subscriptions/listen", {"_meta": STATELESS_META, "notifications": {}})),
-    ("←", notification("notifications/subscriptions/acknowledged", {"_meta": {"io.modelcontextprotocol/subscriptionId": "l"}})),
+    ("←", notification("notifications/subscriptions/acknowledged",
+                       {"_meta": {"io.modelcontextprotocol/subscriptionId": "l"}})),
     ("←", error_response(9, -32601, "m")),
 ]
 
@@ -468,7 +480,7 @@ def run_lines(command: list, data: bytes) -> subprocess.CompletedProcess:
 
 
 def through_board(tmp_path, *board_options) -> tuple:
-    """HOST_SCRIPT through the board in front of the tapped demo: (what the server got, what it sent, what the host got)."""
+    """HOST_SCRIPT through the board in front of the tapped demo: what the server got and sent, what the host got."""
     inner = tmp_path / "server_side.log"
     command = BOARD + ["--log", os.devnull, *board_options, "--"] + TAP + ["--log", str(inner), "--"] + DEMO
     done = run_lines(command, b"".join(line(m) for m in HOST_SCRIPT))
@@ -721,9 +733,11 @@ def test_several_viewers_see_the_same_events_live():
             second.until(has_wire(2))
             process.send(HOST_SCRIPT[1], answers=0)
             process.send(HOST_SCRIPT[2])
-            assert [e["label"] for e in first.until(has_wire(5)) and first.wire()] == [
+            first.until(has_wire(5))
+            second.until(has_wire(5))
+            assert [e["label"] for e in first.wire()] == [
                 "initialize [1]", "result [1]", "notifications/initialized", "tools/list [2]", "result [2]"]
-            assert second.until(has_wire(5)) and second.wire() == first.wire()
+            assert second.wire() == first.wire()
             assert first.seen[0] == ("hello", {"command": " ".join(DEMO), "fault": None, "fault_text": None,
                                                "timeout": 10.0})
         finally:
@@ -794,7 +808,8 @@ def test_client_demo_board_serves_every_session_of_the_demo(tmp_path):
         url = demo.stderr.readline().decode().split()[1]
         if not select.select([demo.stderr], [], [], TIMEOUT)[0]:
             raise TimeoutError("client_demo did not finish its sessions")
-        assert demo.stderr.readline().decode() == f"board: the demo is over; the page stays at {url} until you press Enter\n"
+        assert demo.stderr.readline().decode() == (
+            f"board: the demo is over; the page stays at {url} until you press Enter\n")
         with urllib.request.urlopen(url + "session", timeout=TIMEOUT) as reply:
             seen = json.loads(reply.read())
         demo.stdin.write(b"\n")
@@ -879,8 +894,9 @@ class Browser:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
-DRAWN = "return [...document.querySelectorAll('.row')].map(r => [Number(r.dataset.n), r.className, " \
-        "r.querySelector('.label, .banner').textContent, [...r.querySelectorAll('.notes span')].map(s => s.textContent)])"
+DRAWN = ("return [...document.querySelectorAll('.row')].map(r => [Number(r.dataset.n), r.className, "
+         "r.querySelector('.label, .banner').textContent, "
+         "[...r.querySelectorAll('.notes span')].map(s => s.textContent)])")
 STATE_PANEL = "return [...document.querySelectorAll('#state dt, #state dd')].map(e => [e.tagName, e.textContent])"
 
 
