@@ -4,6 +4,7 @@
     python client_demo.py --transport memory  # the same server in this process
     python client_demo.py --transport http    # server_demo.py --http on a free loopback port
     python client_demo.py --full              # each message whole (by default a line is cut at 120 columns)
+    python client_demo.py --board             # also draw every message on the wire board (board.py) in a browser
 """
 
 import argparse
@@ -26,14 +27,21 @@ def caption(text: str):
     print(f"\n# {text}", flush=True)
 
 
+BOARD = None  # with --board: the board's Session, which every transport's trace hook also feeds
+
+
 def trace(direction: str, message: dict):
-    """Print each message as it crosses, cut to WIDTH columns (None: whole)."""
+    """Print each message, cut to WIDTH columns (None: whole); with --board, also hand it to the board."""
     print_trace(direction, message, WIDTH)
+    if BOARD:
+        BOARD.record(direction, json.dumps(message).encode())
 
 
-def open_transport(kind: str, allow: str | None = None):
+def open_transport(kind: str, title: str, allow: str | None = None):
     """A transport to a fresh demo server, and a function that shuts it down and returns its exit code."""
     flags = ["--state-key", STATE_KEY] + (["--allow", allow] if allow else [])
+    if BOARD:
+        BOARD.begin(f"{title}, over {kind}")  # a new server: a new session on the board
     if kind == "memory":
         sys.path.insert(0, str(HERE))
         from server_demo import DEFAULT_ALLOW, make_server
@@ -72,7 +80,7 @@ def attempt(call):
 
 def part_one(kind: str):
     """Course 000's worked trace, then each error of the tool lattice once."""
-    transport, stop = open_transport(kind)
+    transport, stop = open_transport(kind, "part 1: the handshake era (course 000)")
     client = MCPClient(transport, name="client_demo", on_progress=lambda p: None, on_log=lambda p: None)
     caption("1-2. initialize, then notifications/initialized (no response: it is a notification)")
     client.initialize(protocol_version="2025-06-18")
@@ -101,7 +109,7 @@ def part_one(kind: str):
 
 def part_two(kind: str):
     """Course 004's transcript: the stateless 2026-07-28 revision, then a confirmation round trip."""
-    transport, stop = open_transport(kind)
+    transport, stop = open_transport(kind, "part 2: the stateless era (course 004)")
     client = MCPClient(transport, name="client_demo")
     caption("server/discover: versions, capabilities and a cache hint, without a handshake")
     client.connect()
@@ -128,7 +136,7 @@ def part_two(kind: str):
     client.stop_listening()
     finish(stop)
     for era in ("handshake", "stateless"):
-        transport, stop = open_transport(kind, allow="add,delete_db")
+        transport, stop = open_transport(kind, f"part 2: delete_db, confirmed ({era} era)", allow="add,delete_db")
         client = MCPClient(transport, name="client_demo", on_elicit=confirm)
         if era == "handshake":
             caption("delete_db asks a 2025 client to confirm: a request of the server's own, in the middle of the call")
@@ -151,13 +159,26 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--transport", choices=["stdio", "memory", "http"], default="stdio")
     parser.add_argument("--full", action="store_true", help="print each message whole")
+    parser.add_argument("--board", action="store_true", help="draw the sessions live on the wire board (board.py)")
     args = parser.parse_args(argv)
-    global WIDTH
+    global WIDTH, BOARD
     WIDTH = None if args.full else WIDTH
+    if args.board:
+        import board  # the board served in this process: its page shows every session, one after another
+        BOARD = board.Session(about={"command": f"client_demo.py --transport {args.transport}", "fault": None})
+        url = board.url_of(board.serve(BOARD))
+        print(f"board: {url}", file=sys.stderr, flush=True)
     print(f"=== Part 1: the handshake era (course 000), over {args.transport} ===")
     part_one(args.transport)
     print(f"\n=== Part 2: the stateless era (course 004), over {args.transport} ===")
     part_two(args.transport)
+    if args.board:
+        BOARD.end()
+        print(f"board: the demo is over; the page stays at {url} until you press Enter", file=sys.stderr, flush=True)
+        try:
+            input()
+        except EOFError:
+            pass  # no terminal (a test, a pipe): the demo ends here
     return 0
 
 

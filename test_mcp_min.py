@@ -839,14 +839,14 @@ def test_in_memory_transport_passes_only_json():
 # ---- the module's promises ----
 
 def test_mcp_min_and_the_demos_import_only_the_standard_library():
-    # One honest file on the standard library: no dependency to install.
-    for name in ("mcp_min.py", "server_demo.py", "client_demo.py"):
+    # One honest file on the standard library: no dependency to install (the board, board.py, neither).
+    for name in ("mcp_min.py", "server_demo.py", "client_demo.py", "board.py"):
         tree = ast.parse((HERE / name).read_text(encoding="utf-8"))
         imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
                     for alias in node.names}
         imported |= {node.module.split(".")[0] for node in ast.walk(tree)
                      if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
-        assert imported - set(sys.stdlib_module_names) <= {"mcp_min", "server_demo"}, name
+        assert imported - set(sys.stdlib_module_names) <= {"mcp_min", "server_demo", "board"}, name
 
 
 def test_the_course_names_are_where_the_course_says():
