@@ -28,7 +28,7 @@ import pytest
 
 import board
 from board import Board, Fault, Session
-from mcp_min import (CLIENT_CAPABILITIES_KEY, InMemoryTransport, MCPClient, PROTOCOL_VERSION_KEY, RPCError,
+from mcp_min import (STATELESS_CAPABILITIES, CLIENT_CAPABILITIES_KEY, InMemoryTransport, MCPClient, PROTOCOL_VERSION_KEY, RPCError,
                      error_response, notification, request, response)
 from server_demo import make_server
 
@@ -63,8 +63,8 @@ def recorded(run, confirm: bool = False, **server_options) -> list:
     pairs = []
     transport = InMemoryTransport(make_server(state_key=STATE_KEY, **server_options),
                                   trace=lambda direction, message: pairs.append((direction, json.dumps(message))))
-    on_input = (lambda asked: {"action": "accept", "content": {"confirm": True}}) if confirm else None
-    run(MCPClient(transport, name="client_demo", on_input=on_input))
+    on_elicit = (lambda asked: {"action": "accept", "content": {"confirm": True}}) if confirm else None
+    run(MCPClient(transport, name="client_demo", on_elicit=on_elicit))
     return pairs
 
 
@@ -166,7 +166,7 @@ def test_stateless_session_has_no_gate_and_reads_capabilities_from_meta_and_disc
     assert (state["era"], state["version"], state["supported"]) == ("stateless", "2026-07-28",
                                                                     ["2026-07-28", "2025-11-25", "2025-06-18"])
     assert state["host"] == {"info": {"name": "client_demo", "version": "0.1.0"}, "capabilities": {}}
-    assert state["server"] == {"info": SERVER_INFO, "capabilities": {"tools": {}, "resources": {}, "prompts": {}}}
+    assert state["server"] == {"info": SERVER_INFO, "capabilities": STATELESS_CAPABILITIES}
     assert state["gate"] == {"initialize": None, "answered": None, "initialized": None}
     assert board.state_text(state).splitlines()[0] == (
         "era: stateless, version 2026-07-28: no handshake, each request carries it in _meta")
@@ -823,7 +823,8 @@ def test_client_demo_board_serves_every_session_of_the_demo(tmp_path):
     sessions = [e["label"] for e in seen["events"] if e["kind"] == "session"]
     assert sessions == ["part 1: the handshake era (course 000), over memory",
                         "part 2: the stateless era (course 004), over memory",
-                        "part 2: delete_db, confirmed (input_required), over memory"]
+                        "part 2: delete_db, confirmed (handshake era), over memory",
+                        "part 2: delete_db, confirmed (stateless era), over memory"]
     assert [e for e in seen["events"] if e["flags"]] == []  # the lab's own client breaks no rule
     assert seen["ended"] is True
 
