@@ -1,10 +1,14 @@
-hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "careful", "version": "0"}}
-LINES = [
-    ("→", request(1, "initialize", hello)),
-    ("←", response(1, {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s", "version": "0"}})),
-    ("→", {"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    ("→", request(2, "ping")),
-    ("←", response(2, {})),
-    ("→", request(2, "ping")),  # answered already, yet an id is never used twice in a session
-    ("←", response(2, {})),
-]
+SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
+CHANGES = {"notifications/tools/list_changed": "tools", "notifications/prompts/list_changed": "prompts",
+           "notifications/resources/list_changed": "resources"}
+
+
+def route(note: dict, mine):
+    """What a notification asks of the client, if it belongs to the listen stream `mine`; else None."""
+    params = note.get("params") or {}
+    tag = (params.get("_meta") or {}).get(SUBSCRIPTION, None)
+    if tag != mine or type(tag) is not type(mine):  # "7" is not 7: ids compare exactly
+        return None
+    if note["method"] == "notifications/resources/updated":
+        return params.get("uri")
+    return CHANGES.get(note["method"])
