@@ -2098,11 +2098,8 @@ def tap(command: list, log=None) -> int:
 
 
 def main(argv: list | None = None) -> int:
-    """The command line: python mcp_min.py tap [--board] [--fault NAME] [--log FILE] [--] <server command> [args...]."""
+    """The command line: python mcp_min.py tap [--log FILE] [--] <server command> [args...]."""
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["tap"] and args[1:2] in (["--board"], ["--fault"]):
-        import board  # the wire board (board.py, beside this file): the tap with a page that draws it live
-        return board.main([arg for arg in args[1:] if arg != "--board"])
     log_path = args[2] if args[1:2] == ["--log"] and len(args) > 2 else None
     command = args[3:] if log_path else args[1:]
     command = command[1:] if command[:1] == ["--"] else command  # "--" may be eaten by the host: optional
