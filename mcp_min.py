@@ -41,7 +41,7 @@ Example:
     client.call_tool("add", {"x": 2, "y": 3})   # {"content": [{"type": "text", "text": "5"}]}
 """
 
-import base64, inspect, itertools, json, os, queue, re, sys, threading, time, types, typing
+import base64, collections, inspect, itertools, json, os, queue, re, sys, threading, time, types, typing
 # subprocess, select, signal, hmac and the HTTP modules are imported where they are used: a stdio
 # server that needs none of them starts sooner.
 
@@ -390,6 +390,8 @@ class MCPServer:
                  ttl_ms: int = 60_000, state_key: bytes | None = None, page_size: int = 100):
         self.server_info = {"name": name, "version": version}
         self.instructions = instructions
+        if isinstance(allowed_tools, str):
+            raise TypeError(f"allowed_tools is a collection of tool names, such as {{{allowed_tools!r}}}, not one string")
         self.allowed_tools = None if allowed_tools is None else set(allowed_tools)
         self.ttl_ms = ttl_ms  # how long a stateless client may cache a list result
         self.page_size = page_size  # items in one page of a */list result
@@ -448,8 +450,9 @@ class MCPServer:
         spec = {"name": name or uri, "mimeType": mime_type, "description": description or first_line(reader.__doc__)}
         _, context, choices = signature_schema(reader)
         if "{" in uri:
-            self.templates[uri] = {"spec": {"uriTemplate": uri, **spec}, "read": reader,
-                                   "pattern": template_pattern(uri), "choices": choices, "context": context}
+            self.templates[uri] = {"spec": {"uriTemplate": uri, **spec}, "read": reader, "pattern": template_pattern(uri),
+                                   "spanning": set(re.findall(r"\{\+(\w+)\}", uri)), "choices": choices,
+                                   "context": context}
         else:
             replaced = uri in self.resources
             self.resources[uri] = {"spec": {"uri": uri, **spec}, "read": reader, "context": context}
@@ -631,13 +634,7 @@ class MCPServer:
     def _read_resource(self, params, ctx):
         # resources/read {uri}: a static resource, else the first template that matches
         uri = param(params, "uri", str)
-        entry, variables = self.resources.get(uri), {}
-        for template in () if entry else self.templates.values():
-            match = template["pattern"].fullmatch(uri)
-            if match:
-                import urllib.parse
-                entry, variables = template, {k: urllib.parse.unquote(v) for k, v in match.groupdict().items()}
-                break
+        entry, variables = self._find_resource(uri)
         if entry is None:
             raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
         ctx.answers = self._answers("resources/read", uri, {}, params)
@@ -648,6 +645,16 @@ class MCPServer:
         except InputRequired as ask:
             return self._input_required(ask, "resources/read", uri, {}, ctx.answers)
         return {"contents": [resource_contents(uri, content, entry["spec"]["mimeType"])]}
+
+    def _find_resource(self, uri: str) -> tuple:
+        """The resource at uri, or the first template it matches with its variables; (None, {}) if none."""
+        if uri in self.resources:
+            return self.resources[uri], {}
+        for template in list(self.templates.values()):
+            variables = template_variables(template["pattern"], uri, template["spanning"])
+            if variables is not None:
+                return template, variables
+        return None, {}
 
     def _list_prompts(self, params, ctx):
         # prompts/list {cursor?}
@@ -907,11 +914,38 @@ def first_line(doc: str | None) -> str:
 
 
 def template_pattern(uri_template: str) -> re.Pattern:
-    """A regular expression for a level-1 URI template (RFC 6570): each {name} matches one path segment."""
-    parts = re.split(r"\{(\w+)\}", uri_template)
-    pattern = "".join(re.escape(text) + (f"(?P<{name}>[^/]+)" if name else "")
-                      for text, name in zip(parts[0::2], parts[1::2] + [""]))
+    """A regular expression for a URI template (RFC 6570): {name} matches one path segment, {+name} may span several."""
+    pattern = ""
+    for text, plus, name in re.findall(r"([^{]*)(?:\{(\+?)(\w+)\})?", uri_template):
+        pattern += re.escape(text)
+        if name:
+            pattern += f"(?P<{name}>.+)" if plus else f"(?P<{name}>[^/]+)"
     return re.compile(pattern)
+
+
+def template_variables(pattern: re.Pattern, uri: str, spanning: set) -> dict | None:
+    """The decoded variables of uri if it matches the template's pattern and each is safe to hand over; else None.
+
+    Decoding comes after matching, so %2F inside {name} would become a "/" the pattern never saw: such a
+    value, a ".." step or a control character never reaches the function (lesson 5). Only {+name} may
+    carry "/".
+    """
+    import urllib.parse
+    match = pattern.fullmatch(uri)
+    if match is None:
+        return None
+    variables = {}
+    for name, raw in match.groupdict().items():
+        try:
+            value = urllib.parse.unquote(raw, errors="strict")
+        except UnicodeDecodeError:
+            return None  # %ff and the like: not text
+        if "/" in value and name not in spanning:
+            return None
+        if ".." in value.split("/") or any(ord(char) < 32 or char == "\x7f" for char in value):
+            return None
+        variables[name] = value
+    return variables
 
 
 def prompt_messages(rendered) -> list:
@@ -980,6 +1014,25 @@ MAX_INPUT_ROUNDS = 10  # input_required retries before the client gives up (the 
 MAX_PAGES = 1000  # a list that never ends is a broken server: stop following nextCursor here
 
 
+def malformed(reply) -> str | None:
+    """What makes a response unusable (course 000: result XOR error, error is {code, message}), or None."""
+    if not isinstance(reply, dict):
+        return "not an object"
+    if ("result" in reply) == ("error" in reply):
+        return "it needs exactly one of result and error"
+    if "result" in reply and not isinstance(reply["result"], dict):
+        return "result is not an object"
+    error = reply.get("error", {"code": 0, "message": ""})
+    if not isinstance(error, dict) or type(error.get("code")) is not int or not isinstance(error.get("message"), str):
+        return "error is not an object with an integer code and a string message"
+    return None
+
+
+def same_id(a, b) -> bool:
+    """Whether two ids are the same id: 1 is not "1", nor true, nor 1.0."""
+    return type(a) is type(b) and a == b
+
+
 class MCPClient:
     """A client over any transport: request ids count up from 1, and tools_cache is kept fresh.
 
@@ -1025,8 +1078,11 @@ class MCPClient:
         reply = self.transport.send(message)
         if reply is None:
             raise ConnectionError(f"no response to {method}")
+        problem = malformed(reply)
+        if problem:
+            raise RPCError(INTERNAL_ERROR, f"malformed response to {method}: {problem}", reply)
         if "error" in reply:
-            raise RPCError(reply["error"].get("code"), reply["error"].get("message"), reply["error"].get("data"))
+            raise RPCError(reply["error"]["code"], reply["error"]["message"], reply["error"].get("data"))
         return reply["result"]
 
     def notify(self, method: str, params: dict | None = None):
@@ -1264,13 +1320,16 @@ def print_trace(direction: str, message: dict, width: int | None = None):
     print(line, flush=True)
 
 
+MAX_KEPT_NOTIFICATIONS = 10_000  # notifications a client keeps until it pumps them; older ones are dropped
+
+
 class Transport:
     """What every client-side transport shares: the trace hook, the notifications received, and the
     answers it sends back when the server asks the client something (section 5, "Both directions")."""
 
     def __init__(self, trace=None):
         self.trace = trace
-        self.notifications = []
+        self.notifications = collections.deque(maxlen=MAX_KEPT_NOTIFICATIONS)  # a flood keeps only the newest
         self.on_request = None  # set by MCPClient: the response to a request the server sent
         self.on_notification = None  # set by MCPClient: sees each notification the moment it arrives
         self._received = threading.Lock()  # HttpTransport's listen thread keeps notifications too
@@ -1312,7 +1371,8 @@ class Transport:
     def drain(self) -> list:
         """The notifications received so far, handed over once."""
         with self._received:
-            notes, self.notifications = self.notifications, []
+            notes = list(self.notifications)
+            self.notifications.clear()
         return notes
 
 
@@ -1369,12 +1429,17 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
     wire = stdout or claim_stdout()
     stdin = stdin or sys.stdin.buffer
     lock = threading.Lock()
+    gone = threading.Event()  # the client closed our stdout: nobody can read a response any more
 
     def write(messages: list):
         with lock:
-            for message in messages:
-                wire.write(encode(message).encode() + b"\n")
-            wire.flush()
+            try:
+                for message in messages:
+                    wire.write(encode(message).encode() + b"\n")
+                wire.flush()
+            except BrokenPipeError:
+                gone.set()
+                os.dup2(os.open(os.devnull, os.O_WRONLY), wire.fileno())  # what is still buffered goes nowhere, quietly
 
     def serve(message):
         reply = server.handle(message)
@@ -1383,6 +1448,8 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
     server.on_queue = lambda: write(server.drain_outbox())  # notifications and questions go out as they come
     workers = []
     for message in read_lines(stdin, write):
+        if gone.is_set():
+            break
         workers = [worker for worker in workers if worker.is_alive()]
         if not (isinstance(message, dict) and str(message.get("method")) in WORKER_METHODS and "id" in message):
             serve(message)
@@ -1436,15 +1503,18 @@ class StdioTransport(Transport):
         super().__init__(trace)
         import subprocess
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env)
+        os.set_blocking(self.process.stdin.fileno(), False)  # a write waits in select(), with a deadline
         self.timeout = timeout
-        self._buffer = b""
+        self._lines = collections.deque()  # whole lines read but not handled yet
+        self._partial = bytearray()  # the start of a line whose newline has not come yet
+        self._skipping = False  # inside a line longer than MAX_MESSAGE_BYTES: dropped up to its newline
 
     def send(self, message: dict) -> dict | None:
         """Write one line; for a request, read until its response arrives."""
         self.write(message)
         if is_notification(message):
             return None
-        return self.wait(message, lambda incoming: "method" not in incoming and incoming.get("id") == message["id"])
+        return self.wait(message, lambda incoming: "method" not in incoming and same_id(incoming.get("id"), message["id"]))
 
     def listen(self, message: dict) -> dict:
         """Open a subscriptions/listen stream: its acknowledgement (or its error response)."""
@@ -1453,8 +1523,8 @@ class StdioTransport(Transport):
         def opened(incoming):
             meta = (incoming.get("params") or {}).get("_meta") or {}
             acknowledged = incoming.get("method") == "notifications/subscriptions/acknowledged"
-            return (acknowledged and meta.get(SUBSCRIPTION_ID_KEY) == message["id"]) or (
-                "error" in incoming and incoming.get("id") == message["id"])
+            return (acknowledged and same_id(meta.get(SUBSCRIPTION_ID_KEY), message["id"])) or (
+                "error" in incoming and same_id(incoming.get("id"), message["id"]))
         return self.wait(message, opened)
 
     def cancel(self, message: dict, reason: str):
@@ -1462,20 +1532,28 @@ class StdioTransport(Transport):
         self.write(notification("notifications/cancelled", {"requestId": message["id"], "reason": reason}))
 
     def write(self, message: dict):
-        """One message as one line on the server's stdin."""
-        self.process.stdin.write(json.dumps(self.traced("→", message)).encode() + b"\n")
-        self.process.stdin.flush()
+        """One message as one line on the server's stdin; TimeoutError if the server reads none of it in time."""
+        import select
+        data = memoryview(json.dumps(self.traced("→", message)).encode() + b"\n")
+        deadline = time.monotonic() + self.timeout
+        fd = self.process.stdin.fileno()
+        while data:
+            if not select.select([], [fd], [], max(0.0, deadline - time.monotonic()))[1]:
+                raise TimeoutError(f"the server read nothing of {message.get('method', 'a response')} in {self.timeout} s")
+            data = data[os.write(fd, data[:65536]):]
 
     def wait(self, message: dict, wanted) -> dict:
-        """Read messages until one is wanted; on timeout, cancel message and raise TimeoutError."""
+        """Read messages until one is wanted; past the deadline, whatever keeps arriving, cancel and raise TimeoutError."""
         deadline = time.monotonic() + self.timeout
         while True:
-            line, newline, self._buffer = self._buffer.partition(b"\n")
-            if not newline:
-                self._buffer = line + self._read(deadline, message)
+            if time.monotonic() > deadline:
+                self.cancel(message, f"no response in {self.timeout} s")
+                raise TimeoutError(f"no response to {message['method']} (id {message['id']}) in {self.timeout} s")
+            if not self._lines:
+                self._read(deadline)
                 continue
             try:
-                incoming = json.loads(line)
+                incoming = json.loads(self._lines.popleft())
             except (ValueError, RecursionError):
                 continue  # junk on the server's stdout (a stray print) is not a message
             if not isinstance(incoming, dict):
@@ -1486,17 +1564,24 @@ class StdioTransport(Transport):
             if answer is not None:
                 self.write(answer)
 
-    def _read(self, deadline: float, waiting_for: dict) -> bytes:
-        """The next bytes from the server's stdout; past the deadline, cancel and raise TimeoutError."""
+    def _read(self, deadline: float):
+        """Read what the server wrote, within the deadline, into whole lines; a line too long is dropped."""
         import select
         fd = self.process.stdout.fileno()
         if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
-            self.cancel(waiting_for, f"no response in {self.timeout} s")
-            raise TimeoutError(f"no response to {waiting_for['method']} (id {waiting_for['id']}) in {self.timeout} s")
+            return  # nothing yet: wait() looks at the clock
         chunk = os.read(fd, 65536)
         if not chunk:
             raise ConnectionError(f"the server closed its stdout (exit code {self.process.poll()})")
-        return chunk
+        *complete, rest = chunk.split(b"\n")
+        if complete:
+            first = bytes(self._partial) + complete[0]
+            self._lines.extend(([] if self._skipping else [first]) + complete[1:])
+            self._partial, self._skipping = bytearray(), False
+        if not self._skipping:
+            self._partial += rest  # growing a bytearray: an endless line costs linear time, not quadratic
+        if len(self._partial) > MAX_MESSAGE_BYTES:
+            self._partial, self._skipping = bytearray(), True
 
     def close(self) -> int:
         """Close stdin and wait for the server to exit; if it does not, terminate it, then kill it."""
@@ -1522,6 +1607,10 @@ NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": 
 
 
 KEEPALIVE_S = 15  # an open event stream with nothing to say gets a comment line this often
+REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, headers, body) within this
+MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
+SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
+MAX_SESSIONS = 1000  # open at once; initialize beyond them is 503
 DONE = object()  # put on a stream's events when the request's handler has returned
 
 
@@ -1555,9 +1644,10 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
     """
     import http.server, secrets, select, socket, urllib.parse  # only when HTTP is served
 
-    sessions = {}  # Mcp-Session-Id -> MCPServer: one a client, in the handshake era
+    sessions = {}  # Mcp-Session-Id -> [MCPServer, when last used]: one a client, in the handshake era
     sessions_lock = threading.Lock()
     shared = factory()  # serves every stateless request: there is no session
+    arriving = {}  # connection -> the moment by which its next request must have arrived whole
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: many POSTs on one connection
@@ -1573,14 +1663,32 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             if self.is_allowed() and self.session(end=True):
                 self.respond(200, None)
 
+        def handle_one_request(self):
+            """Read and serve one request; the wait for it and its arrival, headers and body, are bounded together."""
+            arriving[self.connection] = time.monotonic() + REQUEST_S  # the watchdog cuts a connection past it
+            try:
+                super().handle_one_request()
+            finally:
+                arriving.pop(self.connection, None)
+
         def do_POST(self):
-            length = self.headers.get("Content-Length", "")
+            lengths = self.headers.get_all("Content-Length") or []
             if not self.is_allowed():
                 return
-            if not length.isdigit() or int(length) > MAX_MESSAGE_BYTES:
-                return self.refuse(413 if length.isdigit() else 411, f"the body must be {MAX_MESSAGE_BYTES} bytes at most")
+            if "Transfer-Encoding" in self.headers or len(lengths) > 1:
+                # Two ways to frame one body could be read two ways: a smuggled request (RFC 9112, section 6.3).
+                return self.refuse(400, "a body is framed by exactly one Content-Length, and no Transfer-Encoding")
+            if not re.fullmatch(r"[0-9]{1,10}", lengths[0] if lengths else ""):
+                return self.refuse(411, "Content-Length is required, in decimal digits")
+            if int(lengths[0]) > MAX_MESSAGE_BYTES:
+                return self.refuse(413, f"the body must be {MAX_MESSAGE_BYTES} bytes at most")
+            body = self.rfile.read(int(lengths[0]))
+            if len(body) < int(lengths[0]):
+                self.close_connection = True
+                return  # the body never came whole: the client went away, or the watchdog cut it off
+            arriving.pop(self.connection, None)  # arrived: serving it may take as long as its tool needs
             try:
-                message = parse(self.rfile.read(int(length)))  # once the body is read, the connection is reusable
+                message = parse(body)  # once the body is read, the connection is reusable
             except RPCError as exc:
                 return self.respond(400, error_response(None, exc.code, exc.message))
             version = self.headers.get("MCP-Protocol-Version")
@@ -1589,11 +1697,14 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             elif version is not None and version not in PUBLISHED_VERSIONS:
                 self.respond(400, error_response(None, INVALID_REQUEST, f"unknown MCP-Protocol-Version {version}"))
             elif message.get("method") == "initialize":  # a new session, named by an unguessable id
+                if not self.room_for_a_session():
+                    return self.respond(503, error_response(message.get("id"), INTERNAL_ERROR,
+                                                            f"{MAX_SESSIONS} sessions are open: try again later"))
                 server, sid = factory(), secrets.token_urlsafe(24)
                 reply = server.handle(message)
                 if reply and "result" in reply:
                     with sessions_lock:
-                        sessions[sid] = server
+                        sessions[sid] = [server, time.monotonic()]
                 self.respond(200, reply, {"Mcp-Session-Id": sid} if reply and "result" in reply else {})
             elif server := self.session():
                 self.serve(server, message, lambda reply: 200)
@@ -1684,7 +1795,7 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
                 if item is not DONE:
                     self.write_event(item)
                     quiet_since = time.monotonic()
-                    if item.get("id") == message["id"] and "method" not in item:
+                    if same_id(item.get("id"), message["id"]) and "method" not in item:
                         return self.write_chunk(b"")  # the listen stream's own response ends it
                     continue
                 reply, notes = outcome["reply"], server.drain_outbox()  # the session's list_changed, if any
@@ -1723,11 +1834,22 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             """The session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
             sid = self.headers.get("Mcp-Session-Id")
             with sessions_lock:
-                server = sessions.pop(sid, None) if end else sessions.get(sid)
-            if server is None:
+                entry = sessions.pop(sid, None) if end else sessions.get(sid)
+                if entry:
+                    entry[1] = time.monotonic()
+            if entry is None:
                 status, reason = (400, "missing Mcp-Session-Id") if sid is None else (404, "unknown or ended session")
                 self.respond(status, error_response(None, INVALID_REQUEST, reason))
-            return server
+            return entry and entry[0]
+
+        def room_for_a_session(self) -> bool:
+            """Forget the sessions idle longer than SESSION_IDLE_S; whether another may open (MAX_SESSIONS)."""
+            now = time.monotonic()
+            with sessions_lock:
+                for sid, (server, used) in list(sessions.items()):
+                    if now - used > SESSION_IDLE_S:
+                        del sessions[sid]  # its client sees 404 and may initialize again (spec: session expiry)
+                return len(sessions) < MAX_SESSIONS
 
         def is_allowed(self) -> bool:
             """The path is /mcp, and Host and Origin are local names; otherwise refuse before reading a body."""
@@ -1765,9 +1887,55 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             self.wfile.write(body)
 
     class Server(http.server.ThreadingHTTPServer):
+        """http.server's threads, bounded: how many connections at once, how long one may take to arrive."""
         daemon_threads = True
+        request_queue_size = 1024  # connections waiting to be accepted (the default 5 resets a crowd)
+
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.open_connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
+            self.closing = False
+            threading.Thread(target=self.watch, daemon=True).start()
+
+        def get_request(self):
+            try:
+                return super().get_request()
+            except OSError:
+                time.sleep(0.05)  # out of file descriptors, say: wait a moment rather than spin on accept
+                raise
+
+        def process_request(self, request, client_address):
+            # Full: stop accepting until a connection closes (the others wait in the listen queue): an idle one
+            # is cut off within REQUEST_S. A longer wait means every connection is busy: give up on this one.
+            if not self.open_connections.acquire(timeout=2 * REQUEST_S):
+                request.close()
+                return
+            super().process_request(request, client_address)
+
+        def process_request_thread(self, request, client_address):
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                self.open_connections.release()
+
+        def handle_error(self, request, client_address):
+            pass  # a client that went away mid-request: nothing to tell (and stderr may be a pipe nobody reads)
+
+        def watch(self):
+            """The watchdog: cut off each connection whose next request has not arrived whole by its deadline."""
+            while not self.closing:
+                time.sleep(0.25)
+                now = time.monotonic()
+                for connection, deadline in list(arriving.items()):
+                    if now > deadline:
+                        arriving.pop(connection, None)
+                        try:
+                            connection.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass  # closed already
 
         def server_close(self):
+            self.closing = True
             shared.end_listening()  # graceful: each listen stream gets its response before the server goes
             super().server_close()
 
@@ -1777,7 +1945,10 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
 def serve_http(factory, host: str = "127.0.0.1", port: int = 8000):
     """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated."""
     import signal
-    httpd = http_server(factory, host, port)
+    try:
+        httpd = http_server(factory, host, port)
+    except OSError as exc:  # the port is taken, say: one line, not a traceback
+        raise SystemExit(f"mcp_min: cannot serve http://{host}:{port}{MCP_PATH}: {exc.strerror}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a host's SIGTERM is a clean stop
     print(f"mcp_min: serving http://{host}:{httpd.server_address[1]}{MCP_PATH}", file=sys.stderr, flush=True)
     with httpd:
@@ -1841,7 +2012,9 @@ class HttpTransport(Transport):
                 reply.read()
                 return None
             for incoming in self.messages(reply, self.connection, deadline):
-                if "method" not in incoming and incoming.get("id") == message["id"]:
+                if not isinstance(incoming, dict):
+                    continue  # not a message at all
+                if "method" not in incoming and same_id(incoming.get("id"), message["id"]):
                     reply.read()  # the rest of the body, so that the connection can carry the next POST
                     return self.received_response(message, incoming)
                 answer = self.receive(incoming)
@@ -2061,22 +2234,37 @@ def param_headers(schema: dict, arguments: dict) -> dict:
 # host's configuration, and watch every message the host and the server exchange.
 # ---------------------------------------------------------------------------------------------------
 
+TAP_USAGE = "usage: python mcp_min.py tap [--log FILE] [--] <server command> [args...]"
+GRACE_S = 2.0  # after end of input a server may take this long to exit; then SIGTERM, then SIGKILL
+
+
 def tap(command: list, log=None) -> int:
-    """Run command as a server, pass every byte through untouched both ways, and log each line."""
-    import subprocess
-    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    """Run command as a server, pass every byte through untouched both ways, and log each line; its exit status.
+
+    The server stops with the tap: when the host closes our stdin (after GRACE_S), when the host closes our
+    stdout, or on SIGTERM or SIGINT. A server killed by signal N reports 128 + N, as a shell does.
+    """
+    import signal, subprocess
+    try:
+        child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    except OSError as exc:
+        print(f"tap: cannot start {command[0]!r}: {exc.strerror}", file=sys.stderr)
+        return 127  # as a shell says "command not found"
     log, log_lock = log or sys.stderr, threading.Lock()
 
     def pump(source: int, target: int, arrow: str):
-        """Copy bytes as they arrive; then log the whole lines among them."""
-        pending = b""
+        """Copy bytes as they arrive, logging each whole line before the bytes that end it are passed on."""
+        pending = bytearray()  # the line begun and not ended: it grows, never copied whole (a long line is linear)
         while chunk := os.read(source, 65536):
-            *lines, pending = (pending + chunk).split(b"\n")
-            write_log(arrow, lines)  # logged first, so that a request is always logged before its response
-            unsent = chunk
+            *ends, rest = chunk.split(b"\n")
+            if ends:
+                write_log(arrow, [bytes(pending) + ends[0], *ends[1:]])  # so a request is logged before its response
+                pending = bytearray()
+            pending += rest
+            unsent = memoryview(chunk)
             while unsent:  # then the bytes, unchanged
                 unsent = unsent[os.write(target, unsent):]
-        write_log(arrow, [pending] if pending else [])  # a last line without its newline
+        write_log(arrow, [bytes(pending)] if pending else [])  # a last line without its newline
 
     def write_log(arrow: str, lines: list):
         """Log each line, one message as stdio requires, as it is."""
@@ -2085,31 +2273,62 @@ def tap(command: list, log=None) -> int:
             log.flush()
 
     def upstream():
-        """Host to server; when the host closes, so does the server's stdin."""
+        """Host to server; when the host closes, so does the server's stdin, and the server has GRACE_S to go."""
         try:
             pump(0, child.stdin.fileno(), "→")
         except OSError:
             pass  # the server has exited: its stdin is gone
         child.stdin.close()
+        stop_server(child, polite=True)
 
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: threading.Thread(target=stop_server, args=(child,), daemon=True).start())
     threading.Thread(target=upstream, daemon=True).start()
-    pump(child.stdout.fileno(), 1, "←")
-    return child.wait()
+    try:
+        pump(child.stdout.fileno(), 1, "←")
+    except BrokenPipeError:
+        print("tap: the host closed its side of the pipe; stopping the server", file=sys.stderr)
+        stop_server(child)
+    code = child.wait()
+    return 128 - code if code < 0 else code  # killed by signal N: 128 + N
+
+
+def stop_server(child, polite: bool = False):
+    """Stop a server child: (politely: first wait GRACE_S for it to exit by itself) SIGTERM, then SIGKILL."""
+    import subprocess
+    steps = [None, child.terminate, child.kill] if polite else [child.terminate, child.kill]
+    for step in steps:
+        if step:
+            step()
+        try:
+            child.wait(timeout=GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def main(argv: list | None = None) -> int:
     """The command line: python mcp_min.py tap [--log FILE] [--] <server command> [args...]."""
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["tap"] and args[1:2] in (["--help"], ["-h"]):
+        print(TAP_USAGE + "\n\nRuns the server command, passes every byte between its stdio and ours unchanged, and logs"
+              "\neach line with its direction (→ host to server, ← server to host) to FILE or stderr.")
+        return 0
     log_path = args[2] if args[1:2] == ["--log"] and len(args) > 2 else None
     command = args[3:] if log_path else args[1:]
     command = command[1:] if command[:1] == ["--"] else command  # "--" may be eaten by the host: optional
-    if args[:1] != ["tap"] or not command:
-        print("usage: python mcp_min.py tap [--log FILE] [--] <server command> [args...]", file=sys.stderr)
+    if args[:1] != ["tap"] or not command or command[0].startswith("-"):
+        print(TAP_USAGE, file=sys.stderr)
         return 2
-    if log_path:
-        with open(log_path, "a", encoding="utf-8") as log:
-            return tap(command, log)
-    return tap(command)
+    if not log_path:
+        return tap(command)
+    try:
+        log = open(log_path, "a", encoding="utf-8")
+    except OSError as exc:
+        print(f"tap: cannot write the log {log_path!r}: {exc.strerror}", file=sys.stderr)
+        return 2
+    with log:
+        return tap(command, log)
 
 
 if __name__ == "__main__":

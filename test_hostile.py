@@ -1,0 +1,509 @@
+"""Hostile and clumsy peers, round two: nothing hangs, nothing leaks, nobody waits behind someone else's tool.
+
+Each test pins one way a peer (an attacker on localhost, or a student's buggy client or server) once broke
+the lab. Waits are bounded and everything stays on loopback; no test asserts how long something took.
+"""
+
+import base64
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import mcp_min
+import server_demo
+import test_mcp_min
+from mcp_min import Context, MCPClient, MCPServer, RPCError, notification, request, response
+from test_transports import DEMO, HERE, META, TIMEOUT, http_endpoint, stateless, text_result
+
+
+def raw(port: int, data: bytes, read: bool = True) -> bytes:
+    """Send raw bytes on a fresh connection; what the server sends back before it closes (or TIMEOUT)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as conn:
+        conn.sendall(data)
+        received = b""
+        while read:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            received += chunk
+        return received
+
+
+def post_bytes(body: bytes, headers: dict, extra: bytes = b"") -> bytes:
+    """A POST /mcp as raw bytes: the given headers (Content-Length unless given), then extra, then the body."""
+    lines = ["POST /mcp HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json",
+             "Accept: application/json, text/event-stream", "Connection: close"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    if "Content-Length" not in headers:
+        lines.append(f"Content-Length: {len(body)}")
+    return "\r\n".join(lines).encode() + b"\r\n" + extra + b"\r\n" + body
+
+
+def status_of(reply: bytes) -> int:
+    """The status code of a raw HTTP response."""
+    return int(reply.split(b" ", 2)[1])
+
+
+def body_of(reply: bytes) -> dict:
+    """The JSON body of a raw HTTP response."""
+    return json.loads(reply.partition(b"\r\n\r\n")[2])
+
+
+# ---- the HTTP server: nobody waits behind someone else's tool ----
+
+def test_a_slow_stateless_call_does_not_hold_up_another_client():
+    # Client A's count_slowly 30 takes 3 s; client B's add, sent after A's first progress, is answered while A
+    # still runs: A's progress goes on after B's response.
+    with http_endpoint() as port:
+        events = []
+        a = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT),
+                      on_progress=lambda params: events.append(("a", params["progress"])))
+        a.connect()
+        b = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
+        b.connect()
+
+        def b_after_first_progress():
+            while not events:
+                time.sleep(0.01)
+            events.append(("b", b.call_tool("add", {"x": 2, "y": 3})["content"][0]["text"]))
+        helper = threading.Thread(target=b_after_first_progress)
+        helper.start()
+        a.call_tool("count_slowly", {"n": 30}, progress=True)
+        helper.join(TIMEOUT)
+        b_at = events.index(("b", "5"))
+        assert events[-1] == ("a", 30) and b_at < len(events) - 1  # B finished while A was still counting
+
+
+def test_three_hundred_clients_at_once_are_all_served():
+    # The listen queue holds a crowd (the default of 5 reset most of 300), and each gets its own answer.
+    with http_endpoint() as port:
+        answers, errors = {}, []
+
+        def one(n: int):
+            try:
+                message, headers = stateless(n, "tools/call", {"name": "add", "arguments": {"x": n, "y": 1}})
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT * 2)
+                conn.request("POST", "/mcp", json.dumps(message), {"Content-Type": "application/json",
+                                                                   "Accept": "application/json", **headers})
+                answers[n] = json.loads(conn.getresponse().read())["result"]["content"][0]["text"]
+                conn.close()
+            except Exception as exc:  # noqa: BLE001 - reported below
+                errors.append(repr(exc))
+        threads = [threading.Thread(target=one, args=(n,)) for n in range(300)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(TIMEOUT * 3)
+        assert errors == [] and answers == {n: str(n + 1) for n in range(300)}
+
+
+@pytest.fixture
+def quick_deadlines(monkeypatch):
+    """A server that gives a request one second to arrive, and keeps at most four connections."""
+    monkeypatch.setattr(mcp_min, "REQUEST_S", 1)
+    monkeypatch.setattr(mcp_min, "MAX_CONNECTIONS", 4)
+
+
+@pytest.mark.parametrize("case, data", [
+    ("an idle connection", b""),
+    ("headers that never end", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "),
+    ("a body shorter than its Content-Length", post_bytes(b'{"jsonrpc": "2.0"', {"Content-Length": "100"})),
+])
+def test_a_connection_that_never_sends_its_request_is_cut_off(quick_deadlines, case, data):
+    # The wait for a request, its headers and its body share one deadline; then the server closes it.
+    with http_endpoint() as port:
+        assert (case, raw(port, data)) == (case, b"")  # closed, no answer: nothing whole ever arrived
+        assert status_of(raw(port, post_bytes(*stateless_bytes(1)))) == 200  # and the server goes on
+
+
+def stateless_bytes(id: int) -> tuple:
+    """A stateless tools/list as (body, headers) for post_bytes."""
+    message, headers = stateless(id, "tools/list")
+    return json.dumps(message).encode(), headers
+
+
+def test_the_number_of_connections_is_bounded_and_a_waiting_one_is_served_later(quick_deadlines):
+    # Four idle connections fill the server; a fifth waits in the queue, and is served once the idle ones
+    # are cut off.
+    with http_endpoint() as port:
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
+        try:
+            assert status_of(raw(port, post_bytes(*stateless_bytes(1)))) == 200
+        finally:
+            for conn in idle:
+                conn.close()
+
+
+def test_sessions_expire_and_their_number_is_capped(monkeypatch):
+    # Three sessions fill the server: a fourth initialize is 503 with a clear error; once they have been idle
+    # longer than SESSION_IDLE_S they are forgotten (404), and a new one may open.
+    monkeypatch.setattr(mcp_min, "MAX_SESSIONS", 3)
+    monkeypatch.setattr(mcp_min, "SESSION_IDLE_S", 0.5)
+    init = request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                     "clientInfo": {"name": "crowd", "version": "0"}})
+    with http_endpoint() as port:
+        replies = [raw(port, post_bytes(json.dumps(init).encode(), {})) for _ in range(4)]
+        assert [status_of(reply) for reply in replies] == [200, 200, 200, 503]
+        assert body_of(replies[3])["error"] == {"code": -32603, "message": "3 sessions are open: try again later"}
+        first = replies[0].split(b"Mcp-Session-Id: ")[1].split(b"\r\n")[0].decode()
+        time.sleep(0.6)
+        assert status_of(raw(port, post_bytes(json.dumps(init).encode(), {}))) == 200
+        ping = json.dumps(request(2, "ping")).encode()
+        assert status_of(raw(port, post_bytes(ping, {"Mcp-Session-Id": first}))) == 404
+
+
+@pytest.mark.parametrize("case, headers, extra, status, error", [
+    ("a Content-Length that only Unicode calls a digit", {"Content-Length": "²"}, b"", 411,
+     "Content-Length is required, in decimal digits"),
+    ("chunked and a Content-Length", {"Transfer-Encoding": "chunked"}, b"", 400,
+     "a body is framed by exactly one Content-Length, and no Transfer-Encoding"),
+    ("two Content-Lengths", {}, b"Content-Length: 5\r\n", 400,
+     "a body is framed by exactly one Content-Length, and no Transfer-Encoding"),
+])
+def test_a_body_framed_badly_is_refused_before_it_is_read(case, headers, extra, status, error):
+    # RFC 9112 section 6.3: a body framed two ways could be read two ways (a smuggled second request).
+    body, base = stateless_bytes(1)
+    with http_endpoint() as port:
+        reply = raw(port, post_bytes(body, {**base, **headers}, extra) + post_bytes(*stateless_bytes(2)))
+        assert (status_of(reply), body_of(reply)["error"]["message"]) == (status, error)
+        assert reply.count(b"HTTP/1.1") == 1  # the request tucked behind it was never served
+
+
+@pytest.mark.parametrize("case, name", [
+    ("badly padded", "=?base64?YWR?="),
+    ("a character outside the alphabet", "=?base64?YW*k?="),
+    ("bytes that are not UTF-8", "=?base64?" + base64.b64encode(b"\xff\xfe").decode() + "?="),
+])
+def test_a_bad_base64_mcp_name_is_a_header_mismatch(case, name):
+    # The =?base64?...?= form must be strict base64 of UTF-8, or -32020 with status 400 (no traceback, no drop).
+    message, headers = stateless(1, "tools/call", {"name": "add", "arguments": {"x": 1, "y": 2}})
+    with http_endpoint() as port:
+        reply = raw(port, post_bytes(json.dumps(message).encode(), {**headers, "Mcp-Name": name}))
+        assert (status_of(reply), body_of(reply)["error"]) == (400, {
+            "code": -32020, "message": "the Mcp-Name header is not a valid =?base64?...?= value"})
+
+
+def test_server_discover_whose_meta_is_not_an_object_is_400():
+    # It raised inside the handler once: now -32602, status 400.
+    with http_endpoint() as port:
+        message = request(1, "server/discover", {"_meta": [1, 2]})
+        reply = raw(port, post_bytes(json.dumps(message).encode(), {"Mcp-Method": "server/discover"}))
+        assert (status_of(reply), body_of(reply)["error"]["code"]) == (400, -32602)
+
+
+def test_clients_that_go_away_early_leave_no_traceback_on_stderr():
+    # A half-sent request, a stream closed mid-call: the server says nothing on stderr but its address.
+    process = subprocess.Popen([sys.executable, str(HERE / "server_demo.py"), "--http", "--port", "0"],
+                               stderr=subprocess.PIPE, cwd=HERE)
+    try:
+        url = process.stderr.readline().decode().split()[-1]
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        raw(port, b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 50\r\n\r\n{", read=False)
+        message, headers = stateless(2, "tools/call", {"name": "count_slowly", "arguments": {"n": 5},
+                                                       "_meta": {**META, "progressToken": 1}})
+        message["params"]["_meta"] = {**META, "progressToken": 1}
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+        conn.request("POST", "/mcp", json.dumps(message), {"Content-Type": "application/json",
+                                                           "Accept": "text/event-stream, application/json", **headers})
+        conn.getresponse().readline()
+        conn.close()
+        time.sleep(0.8)  # the tool notices and stops; the server writes nothing
+        message, headers = stateless(3, "tools/list")
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+        conn.request("POST", "/mcp", json.dumps(message), {"Content-Type": "application/json", **headers})
+        assert conn.getresponse().status == 200
+        conn.close()
+    finally:
+        process.terminate()
+        rest = process.stderr.read()
+        process.wait(TIMEOUT)
+    assert rest == b""
+
+
+def test_a_port_in_use_is_one_line_not_a_traceback():
+    # serve_http on a taken port says so and exits 1.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, str(HERE / "server_demo.py"), "--http", "--port", str(port)],
+                              capture_output=True, timeout=TIMEOUT, cwd=HERE)
+    assert done.returncode == 1
+    assert done.stderr.decode().strip() == (f"mcp_min: cannot serve http://127.0.0.1:{port}/mcp: Address already in use")
+
+
+# ---- resources: a template variable carries no path into the function ----
+
+@pytest.mark.parametrize("uri, served", [
+    ("notes://today.txt", "today.txt"),
+    ("notes://..%2F..%2Fetc%2Fpasswd", None),
+    ("notes://..", None),
+    ("notes://a%2Fb", None),
+    ("notes://a%00b", None),
+    ("notes://a%0Ab", None),
+    ("notes://%FF", None),
+    ("tree://a/b/c.txt", "a/b/c.txt"),
+    ("tree://a/../../etc/passwd", None),
+    ("tree://a%2F..%2F..%2Fx", None),
+])
+def test_template_variables_never_carry_a_path_the_template_does_not_allow(uri, served):
+    # {name} is one segment after decoding; {+name} may hold "/", never a ".." step or a control character.
+    seen = []
+    server = MCPServer("files")
+    server.add_resource("notes://{name}", lambda name: seen.append(name) or name)
+    server.add_resource("tree://{+path}", lambda path: seen.append(path) or path)
+    reply = server.handle(request(1, "resources/read", {"uri": uri, "_meta": META}))
+    if served is None:
+        assert (reply["error"]["code"], seen) == (-32602, [])
+    else:
+        assert (reply["result"]["contents"][0]["text"], seen) == (served, [served])
+
+
+# ---- requestState ----
+
+def test_a_state_minted_statelessly_is_nothing_in_a_handshake_session():
+    # The handshake era has no rounds: a requestState and inputResponses there skip no question.
+    server = test_mcp_min.confirming_server()
+    state = server.handle(request(1, "tools/call", {"name": "delete_db", "_meta": test_mcp_min.ELICIT_META}))["result"]
+    server.handle(request(2, "initialize", test_mcp_min.INIT))
+    server.handle(notification("notifications/initialized"))
+    forged = {"name": "delete_db", "requestState": state["requestState"], "inputResponses": {"confirm": {"action": "accept"}}}
+    assert server.handle(request(3, "tools/call", forged))["error"]["code"] == -32021  # it would have to ask
+
+
+def test_spent_states_are_forgotten_once_they_expire(monkeypatch):
+    # The memory of spent states holds only those that could still be presented.
+    monkeypatch.setattr(mcp_min, "STATE_TTL_S", 1)
+    server = test_mcp_min.asking_server([])
+    for _ in range(5):
+        test_mcp_min.retry(server, test_mcp_min.first_state(server))
+    assert len(server._states_spent) == 5
+    monkeypatch.setattr(mcp_min.time, "time", lambda real=time.time: real() + 5)
+    test_mcp_min.retry(server, test_mcp_min.first_state(server))
+    assert len(server._states_spent) == 1
+
+
+# ---- the client ----
+
+def test_http_transport_works_again_after_a_timeout():
+    # The timed-out connection is closed (for 2026-07-28, that is the cancel); the next POST opens a new one.
+    with http_endpoint() as port:
+        client = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=0.3))
+        client.connect()
+        with pytest.raises(TimeoutError):
+            client.call_tool("count_slowly", {"n": 5})
+        assert client.call_tool("add", {"x": 2, "y": 3})["content"] == text_result("5")["content"]
+
+
+def test_a_large_request_after_a_timeout_does_not_deadlock_over_stdio():
+    # The server still reads while its tool runs, and the client's write has a deadline of its own.
+    transport = mcp_min.StdioTransport(DEMO, timeout=0.3)
+    client = MCPClient(transport)
+    client.initialize()
+    with pytest.raises(TimeoutError):
+        client.call_tool("count_slowly", {"n": 5})
+    transport.timeout = TIMEOUT
+    city = "x" * 1_000_000  # far more than a pipe holds
+    assert client.call_tool("weather", {"city": city})["content"][0]["text"].endswith(city)
+    assert transport.close() == 0
+
+
+FLOODER = """import json, sys, time
+sys.stdin.readline()
+mode = sys.argv[1]
+out = sys.stdout.buffer
+if mode == "endless line":
+    while True:
+        out.write(b"x" * 65536)
+        out.flush()
+elif mode == "notification flood":
+    line = json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}).encode()
+    while True:
+        out.write((line + b"\\n") * 200)
+        out.flush()
+else:
+    out.write(json.dumps(json.loads(mode)).encode() + b"\\n")
+    out.flush()
+    time.sleep(60)
+"""
+
+
+def flooding(tmp_path, mode: str, timeout: float = 1.0) -> mcp_min.StdioTransport:
+    """A StdioTransport to a child that answers the first line it reads in the given bad way."""
+    script = tmp_path / "flooder.py"
+    script.write_text(FLOODER, encoding="utf-8")
+    return mcp_min.StdioTransport([sys.executable, str(script), mode], timeout=timeout)
+
+
+@pytest.mark.parametrize("mode", ["endless line", "notification flood"])
+def test_the_deadline_holds_whatever_keeps_arriving_and_memory_stays_bounded(tmp_path, mode):
+    # Bytes that never make a response do not keep the client waiting past its timeout, nor fill its memory.
+    transport = flooding(tmp_path, mode)
+    try:
+        with pytest.raises(TimeoutError):
+            transport.send(request(1, "ping"))
+        assert len(transport._partial) <= mcp_min.MAX_MESSAGE_BYTES
+        assert len(transport.notifications) <= mcp_min.MAX_KEPT_NOTIFICATIONS
+    finally:
+        transport.process.kill()
+        transport.process.wait()
+
+
+@pytest.mark.parametrize("answer, problem", [
+    ({"jsonrpc": "2.0", "id": 1}, "it needs exactly one of result and error"),
+    ({"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "x"}}, "it needs exactly one of result and error"),
+    ({"jsonrpc": "2.0", "id": 1, "error": "broken"}, "error is not an object with an integer code and a string message"),
+    ({"jsonrpc": "2.0", "id": 1, "error": {"code": "x", "message": "m"}}, "error is not an object with an integer code and a string message"),
+    ({"jsonrpc": "2.0", "id": 1, "result": [1]}, "result is not an object"),
+])
+def test_a_malformed_response_is_one_protocol_error_naming_the_problem(tmp_path, answer, problem):
+    # Not a KeyError or an AttributeError from deep inside the client.
+    transport = flooding(tmp_path, json.dumps(answer))
+    try:
+        with pytest.raises(RPCError) as caught:
+            MCPClient(transport).ping()
+        assert (caught.value.code, caught.value.message) == (-32603, f"malformed response to ping: {problem}")
+    finally:
+        transport.process.kill()
+        transport.process.wait()
+
+
+@pytest.mark.parametrize("id", [True, 1.0, "1"])
+def test_a_response_with_an_id_that_only_looks_like_ours_is_not_ours(tmp_path, id):
+    # true, 1.0 and "1" are not 1: the client waits on (and times out) rather than take someone else's answer.
+    transport = flooding(tmp_path, json.dumps({"jsonrpc": "2.0", "id": id, "result": {}}), timeout=0.5)
+    try:
+        with pytest.raises(TimeoutError):
+            transport.send(request(1, "ping"))
+    finally:
+        transport.process.kill()
+        transport.process.wait()
+
+
+def test_many_list_changes_before_one_response_make_one_new_list():
+    # 2,000 invalidations say one thing: the list changed. The client fetches it once.
+    server = test_mcp_min.course_server()
+    client = MCPClient(mcp_min.InMemoryTransport(server))
+    client.initialize()
+    wire = []
+    client.transport.trace = lambda d, m: wire.append(m)
+    for _ in range(2000):
+        server.queue(notification("notifications/tools/list_changed"))
+    client.call_tool("add", {"x": 1, "y": 1})
+    assert [m.get("method") for m in wire if "id" in m and "method" in m] == ["tools/call", "tools/list"]
+
+
+def test_an_allow_list_given_as_one_string_is_refused():
+    # "add" is not {"a", "d"}: a string is refused at once, naming what was meant.
+    with pytest.raises(TypeError) as refused:
+        MCPServer("x", allowed_tools="add")
+    assert str(refused.value) == "allowed_tools is a collection of tool names, such as {'add'}, not one string"
+
+
+# ---- the tap ----
+
+def tap_command(*server: str) -> list:
+    """The tap in front of a server command."""
+    return [sys.executable, str(HERE / "mcp_min.py"), "tap", "--", *server]
+
+
+STUBBORN = [sys.executable, "-c", "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                                  "sys.stdout.write('ready\\n'); sys.stdout.flush(); time.sleep(60)"]
+QUIET = [sys.executable, "-c", "import sys, time; sys.stdout.write('ready\\n'); sys.stdout.flush(); time.sleep(60)"]
+
+
+def child_of(tap: subprocess.Popen) -> int:
+    """The pid of the tap's server child."""
+    children = open(f"/proc/{tap.pid}/task/{tap.pid}/children").read().split()
+    return int(children[0])
+
+
+def gone(pid: int) -> bool:
+    """Whether a process has ended (or is a zombie)."""
+    try:
+        return open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads /proc to find the tap's child")
+@pytest.mark.parametrize("how, server, status", [
+    ("SIGTERM", QUIET, 128 + signal.SIGTERM),
+    ("SIGINT", QUIET, 128 + signal.SIGTERM),
+    ("end of input, a server that ignores it and SIGTERM", STUBBORN, 128 + signal.SIGKILL),
+])
+def test_stopping_the_tap_stops_the_server_and_reports_its_status(how, server, status):
+    # The tap does not leave its server behind, and says how the server ended, as a shell would.
+    tap = subprocess.Popen(tap_command(*server), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert tap.stdout.readline() == b"ready\n"
+    pid = child_of(tap)
+    if how == "SIGTERM":
+        tap.send_signal(signal.SIGTERM)
+    elif how == "SIGINT":
+        tap.send_signal(signal.SIGINT)
+    else:
+        tap.stdin.close()
+    assert tap.wait(TIMEOUT) == status
+    assert gone(pid)
+
+
+def test_a_very_long_line_crosses_the_tap_whole(tmp_path):
+    # 16 MB in one line, written in pieces: it crosses unchanged and is logged once (the work is linear).
+    line = b'{"jsonrpc": "2.0", "method": "notifications/x", "params": {"pad": "' + b"y" * 16_000_000 + b'"}}\n'
+    echo = [sys.executable, "-c", "import sys, shutil; shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)"]
+    log = tmp_path / "tap.log"
+    done = subprocess.run([sys.executable, str(HERE / "mcp_min.py"), "tap", "--log", str(log), "--", *echo],
+                          input=line, capture_output=True, timeout=TIMEOUT * 4)
+    assert done.stdout == line and done.returncode == 0
+    assert len(log.read_bytes()) == 2 * (len("→ ".encode()) + len(line))  # each line logged once, each way
+
+
+def test_the_host_closing_the_taps_stdout_is_one_line():
+    # The tap says why it stops, and stops the server; no traceback.
+    tap = subprocess.Popen(tap_command(*DEMO), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    tap.stdout.close()
+    tap.stdin.write(json.dumps(request(1, "ping")).encode() + b"\n")
+    tap.stdin.flush()
+    assert tap.wait(TIMEOUT) in (128 + signal.SIGTERM, 0)
+    assert tap.stderr.read().decode().splitlines()[-1] == "tap: the host closed its side of the pipe; stopping the server"
+    tap.stdin.close()
+
+
+def test_a_misspelt_server_command_is_one_line():
+    # Not a FileNotFoundError traceback: one line, and the shell's "not found" status.
+    done = subprocess.run(tap_command("no-such-server-command"), capture_output=True, timeout=TIMEOUT)
+    assert (done.returncode, done.stderr.decode()) == (127, "tap: cannot start 'no-such-server-command': "
+                                                            "No such file or directory\n")
+
+
+# ---- a load that runs long: everything it opened is released ----
+
+def test_a_long_run_of_sessions_and_calls_leaves_nothing_behind(monkeypatch):
+    # 400 sessions opened, used and ended, 2,000 stateless calls, some cut off mid-stream: afterwards the
+    # server holds no session, no waiting connection and no extra thread.
+    monkeypatch.setattr(mcp_min, "REQUEST_S", 1)
+    before = threading.active_count()
+    with http_endpoint() as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        for _ in range(400):
+            client = MCPClient(mcp_min.HttpTransport(url))
+            client.initialize()
+            client.call_tool("add", {"x": 1, "y": 1})
+            client.close()
+        stateless_client = MCPClient(mcp_min.HttpTransport(url))
+        stateless_client.connect()
+        for n in range(2000):
+            assert stateless_client.call_tool("add", {"x": n, "y": 0})["content"][0]["text"] == str(n)
+        stateless_client.close()
+        deadline = time.monotonic() + TIMEOUT
+        while threading.active_count() > before + 2 and time.monotonic() < deadline:
+            time.sleep(0.1)  # the last connections' threads end once the watchdog has cut them
+        assert threading.active_count() <= before + 2  # the serving thread and its watchdog
