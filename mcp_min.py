@@ -126,7 +126,9 @@ def valid_id(id) -> bool:
 # ---------------------------------------------------------------------------------------------------
 
 LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]  # RFC 5424
-CONTENT_TYPES = {"text", "image", "audio", "resource_link", "resource"}  # the blocks a tool may return
+# The content blocks a tool may return, each with the fields it must have.
+CONTENT_BLOCKS = {"text": ("text",), "image": ("data", "mimeType"), "audio": ("data", "mimeType"),
+                  "resource_link": ("uri", "name"), "resource": ("resource",)}
 JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
 PYTHON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list,
                 "object": dict, "null": type(None)}
@@ -140,14 +142,13 @@ def text_content(text: str) -> dict:
 def tool_result(value) -> dict:
     """Turn what a tool returned into a tools/call result.
 
-    A content block (a dict whose "type" is in CONTENT_TYPES, e.g. {"type": "image", "data": <base64>,
-    "mimeType": "image/png"}) or a list of them is sent as it is: that is how a tool returns pictures,
-    sound or files. A string becomes one text block; anything else becomes JSON text, and a dict is
-    also sent as structuredContent.
+    A content block (e.g. {"type": "image", "data": <base64>, "mimeType": "image/png"}) or a list of
+    them is sent as it is: that is how a tool returns pictures, sound or files. A string becomes one text
+    block; anything else becomes JSON text, and a dict is also sent as structuredContent (a dict that has
+    a "type" key but not a block's fields is data, not a block).
     """
-    blocks = [value] if isinstance(value, dict) and value.get("type") in CONTENT_TYPES else value
-    if isinstance(blocks, list) and blocks and all(isinstance(b, dict) and b.get("type") in CONTENT_TYPES
-                                                   for b in blocks):
+    blocks = [value] if is_content_block(value) else value
+    if isinstance(blocks, list) and blocks and all(is_content_block(block) for block in blocks):
         ENCODER.encode(blocks)  # fail here, inside the tool's try, not on the wire
         return {"content": blocks}
     if isinstance(value, str):
@@ -156,6 +157,13 @@ def tool_result(value) -> dict:
     if isinstance(value, dict):
         result["structuredContent"] = value  # the handshake era wants an object here (WIRE.md 4)
     return result
+
+
+def is_content_block(value) -> bool:
+    """Whether value is a content block: a known "type" and every field that type needs."""
+    if not isinstance(value, dict) or value.get("type") not in CONTENT_BLOCKS:
+        return False
+    return all(field in value for field in CONTENT_BLOCKS[value["type"]])
 
 
 def resource_contents(uri: str, content: str | bytes, mime_type: str) -> dict:
@@ -178,14 +186,21 @@ def json_schema(hint) -> dict:
     return {"type": JSON_TYPES.get(origin or hint, "string")}
 
 
-def signature_schema(fn) -> tuple[dict, str | None, dict]:
-    """From fn's signature: its inputSchema, its Context parameter's name, and its Literal choices."""
+def signature_schema(fn, hinted: bool = False) -> tuple[dict, str | None, dict]:
+    """From fn's signature: its inputSchema, its Context parameter's name, and its Literal choices.
+
+    With hinted, every parameter needs a type hint (a tool's do: the hint is the argument's JSON type);
+    a prompt's and a template's variables are strings on the wire, so theirs default to str.
+    """
     hints = typing.get_type_hints(fn)
     properties, required, context, choices = {}, [], None, {}
     for name, parameter in inspect.signature(fn).parameters.items():
-        if hints.get(name) is Context:
+        if Context in (hints.get(name), *typing.get_args(hints.get(name))):  # ctx: Context (or Context = None)
             context = name  # the server fills it in; the client never sees it
             continue
+        if hinted and name not in hints:
+            raise TypeError(f"{fn.__name__}'s parameter {name!r} needs a type hint, such as {name}: int or {name}: str: "
+                            "the hint says what JSON the client must send")
         properties[name] = json_schema(hints.get(name, str))
         if "enum" in properties[name]:
             choices[name] = [str(choice) for choice in properties[name]["enum"]]
@@ -424,13 +439,17 @@ class MCPServer:
     # -- the catalog; registering with notify=True queues list_changed in the outbox --
 
     def add_tool(self, name: str, fn, description: str = "", input_schema: dict | None = None,
-                 notify: bool = False, headers: dict | None = None, requires: tuple = ()):
+                 notify: bool = False, headers: dict | None = None, requires: tuple = (), replace: bool = False):
         """Offer fn as a tool; without input_schema, derive it from fn's signature. Returns fn.
 
         headers maps an argument to the name of the Mcp-Param-{Name} header that repeats it over HTTP
         (2026-07-28's x-mcp-header); requires names the client capabilities the tool cannot run without.
+        A name already offered is refused, unless replace.
         """
-        schema, context, _ = signature_schema(fn)
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", str(name)):
+            raise ValueError(f"{name!r} is not a tool name: 1 to 128 letters, digits, '_', '-' or '.' (spec 2025-11-25)")
+        self._refuse_twice("tool", name, self.tools, replace)
+        schema, context, _ = signature_schema(fn, hinted=input_schema is None)
         schema = input_schema or schema
         for argument, header in (headers or {}).items():
             schema["properties"][argument]["x-mcp-header"] = header_name(header, schema["properties"][argument])
@@ -440,12 +459,16 @@ class MCPServer:
         return fn
 
     def add_resource(self, uri: str, read, name: str | None = None, description: str = "",
-                     mime_type: str = "text/plain", notify: bool = False):
+                     mime_type: str = "text/plain", notify: bool = False, replace: bool = False):
         """Offer data at uri: read is the content (str or bytes) or a function returning it. Returns read.
 
         A uri with {variables} is a URI template: read gets each variable as a keyword argument,
-        and raises KeyError for a value it does not know (the client gets "unknown resource").
+        and raises KeyError for a value it does not know (the client gets "unknown resource"). With
+        replace, offering a uri again replaces its content, and its subscribers hear of it.
         """
+        if not isinstance(uri, str):
+            raise TypeError(f"a resource needs its URI first, as in @server.resource(\"notes://{{name}}\"), not {uri!r}")
+        self._refuse_twice("resource", uri, self.templates if "{" in uri else self.resources, replace)
         reader = read if callable(read) else lambda: read
         spec = {"name": name or uri, "mimeType": mime_type, "description": description or first_line(reader.__doc__)}
         _, context, choices = signature_schema(reader)
@@ -461,8 +484,9 @@ class MCPServer:
         self._list_changed("resources", notify)
         return read
 
-    def add_prompt(self, name: str, render, description: str = "", notify: bool = False):
+    def add_prompt(self, name: str, render, description: str = "", notify: bool = False, replace: bool = False):
         """Offer a prompt template: render's parameters are its variables; it returns the text. Returns render."""
+        self._refuse_twice("prompt", name, self.prompts, replace)
         schema, context, choices = signature_schema(render)
         arguments = [{"name": key, "required": key in schema["required"]} for key in schema["properties"]]
         spec = {"name": name, "description": description or first_line(render.__doc__), "arguments": arguments}
@@ -472,7 +496,9 @@ class MCPServer:
 
     def tool(self, name: str | None = None, description: str = "", notify: bool = False, headers: dict | None = None,
              requires: tuple = ()):
-        """Decorator in the official SDK's style: @server.tool() offers the function below it."""
+        """Decorator in the official SDK's style: @server.tool() offers the function below it (so does @server.tool)."""
+        if callable(name):  # @server.tool without parentheses: name is the function itself
+            return self.add_tool(name.__name__, name)
         return lambda fn: self.add_tool(name or fn.__name__, fn, description, notify=notify, headers=headers,
                                         requires=requires)
 
@@ -481,8 +507,15 @@ class MCPServer:
         return lambda fn: self.add_resource(uri, fn, name or fn.__name__, mime_type=mime_type)
 
     def prompt(self, name: str | None = None, description: str = ""):
-        """Decorator: @server.prompt() offers a prompt template."""
+        """Decorator: @server.prompt() offers a prompt template (so does @server.prompt)."""
+        if callable(name):  # @server.prompt without parentheses
+            return self.add_prompt(name.__name__, name)
         return lambda fn: self.add_prompt(name or fn.__name__, fn, description)
+
+    def _refuse_twice(self, kind: str, name: str, offered: dict, replace: bool):
+        """Refuse a second kind under one name: silently replacing the first would hide a mistake."""
+        if name in offered and not replace:
+            raise ValueError(f"a {kind} named {name!r} is offered already; pass replace=True to replace it")
 
     def _list_changed(self, kind: str, notify: bool):
         """Queue notifications/<kind>/list_changed: a bare cache invalidation, no payload (course 000)."""
@@ -614,12 +647,13 @@ class MCPServer:
         ctx.answers = self._answers("tools/call", name, arguments, params)
         ctx.require(tool["requires"])  # a tool may say up front what it cannot run without
         try:
-            return tool_result(tool["fn"](**arguments, **ctx.as_argument(tool["context"])))
+            return tool_result(call(tool["fn"], **arguments, **ctx.as_argument(tool["context"])))
         except InputRequired as ask:  # 2026-07-28: the client answers, then sends the call again
             return self._input_required(ask, "tools/call", name, arguments, ctx.answers)
         except RPCError:
             raise  # a deliberate protocol error (a missing client capability): an error response
         except (Exception, SystemExit) as exc:  # sys.exit() in a tool must not end the server
+            report(f"the tool {name} failed", exc)  # the server's author sees where, on stderr
             # The tool failed, the protocol did not: a result the model can read and react to.
             return {"content": [text_content(f"ERROR: {exc or type(exc).__name__}")], "isError": True}
 
@@ -639,7 +673,7 @@ class MCPServer:
             raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
         ctx.answers = self._answers("resources/read", uri, {}, params)
         try:
-            content = entry["read"](**variables, **ctx.as_argument(entry["context"]))
+            content = call(entry["read"], **variables, **ctx.as_argument(entry["context"]))
         except KeyError:  # the template's function does not know this name
             raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
         except InputRequired as ask:
@@ -674,7 +708,7 @@ class MCPServer:
         filled = {key: arguments[key] for key in known if key in arguments}
         ctx.answers = self._answers("prompts/get", name, filled, params)
         try:
-            rendered = prompt["render"](**filled, **ctx.as_argument(prompt["context"]))
+            rendered = call(prompt["render"], **filled, **ctx.as_argument(prompt["context"]))
         except InputRequired as ask:
             return self._input_required(ask, "prompts/get", name, filled, ctx.answers)
         return {"description": prompt["spec"]["description"], "messages": prompt_messages(rendered)}
@@ -881,6 +915,34 @@ class MCPServer:
         """The HMAC-SHA256 of body under this server's key, in hex."""
         import hashlib, hmac
         return hmac.new(self._state_key, body.encode(), hashlib.sha256).hexdigest()
+
+
+def call(fn, **arguments):
+    """fn(**arguments); a coroutine function (async def, as course 002 writes tools) is run to its end here."""
+    value = fn(**arguments)
+    if not inspect.iscoroutine(value):
+        return value
+    import asyncio
+    try:
+        asyncio.get_running_loop()  # a notebook's thread has a loop running already: run it beside
+    except RuntimeError:
+        return asyncio.run(value)
+    outcome = {}
+    runner = threading.Thread(target=lambda: outcome.update(value=asyncio.run(value)))
+    runner.start()
+    runner.join()
+    if "value" not in outcome:
+        raise RuntimeError(f"{fn.__name__} failed: see stderr")
+    return outcome["value"]
+
+
+def report(what: str, exc: BaseException):
+    """Write on stderr where a tool failed: its frames (file names only), then the exception. Never on stdout."""
+    import traceback
+    frames = traceback.extract_tb(exc.__traceback__)[1:]  # from the tool's own frame on
+    lines = [f"mcp_min: {what}:"] + [f'  File "{os.path.basename(frame.filename)}", line {frame.lineno}, in {frame.name}'
+                                     + (f"\n    {frame.line}" if frame.line else "") for frame in frames]
+    print("\n".join(lines + [f"{type(exc).__name__}: {exc}"]), file=sys.stderr, flush=True)
 
 
 def page_cursor(key: str, offset: int) -> str:

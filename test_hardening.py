@@ -205,6 +205,7 @@ def test_a_misbehaving_tool_over_stdio_fails_cleanly_and_the_stream_stays_intact
     script = write_script(tmp_path, "misbehaving_server")
     replies, raw, _ = run_stdio([sys.executable, str(script)],
                                 HANDSHAKE + [line(call(1, tool)), line(call(2, "echo", {"text": "after"}))])
+    replies.sort(key=lambda reply: reply["id"])  # sent at once, so answered by id, in any order
     assert [reply["id"] for reply in replies] == [0, 1, 2]
     assert_failed_cleanly(replies[1])
     assert replies[2]["result"] == {"content": [{"type": "text", "text": "after"}]}

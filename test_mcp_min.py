@@ -71,6 +71,16 @@ def course_server(calls=None) -> MCPServer:
     return server
 
 
+def subtract(x: int, y: int) -> int:
+    """Subtract y from x."""
+    return x - y
+
+
+def query(region: str, limit: int = 10) -> int:
+    """A tool whose region may travel in a header."""
+    return 1
+
+
 def ready_server(**kwargs) -> MCPServer:
     """A course server whose session has passed the handshake."""
     server = course_server(**kwargs)
@@ -92,7 +102,7 @@ def test_worked_trace_of_course_000_reproduces_message_for_message():
     client.call_tool("add", {"x": 2, "y": 3})
     with pytest.raises(RPCError):
         client.call_tool("delete_db")
-    client.transport.server.add_tool("subtract", lambda x, y: x - y, notify=True,
+    client.transport.server.add_tool("subtract", subtract, notify=True,
                                      input_schema={"type": "object", "properties": {}, "required": ["x", "y"]})
     client._pump_notifications()
     init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "tiny-client", "version": "0.1.0"}}
@@ -335,7 +345,7 @@ def test_initialized_flips_the_gate_only_after_initialize():
 def test_the_outbox_is_empty_before_initialization():
     # Registering with notify=True before the session is live queues nothing.
     server = course_server()
-    server.add_tool("subtract", lambda x, y: x - y, notify=True)
+    server.add_tool("subtract", subtract, notify=True)
     assert server._outbox == []
 
 
@@ -740,11 +750,10 @@ def test_a_server_that_repeats_a_cursor_does_not_trap_the_client():
 def test_a_header_name_must_be_a_token_on_a_plain_argument():
     # x-mcp-header: a token (no spaces or colons), and only for a string, integer or boolean argument.
     server = MCPServer("h")
-    server.add_tool("query", lambda region, limit: 1, headers={"region": "Region"},
-                    input_schema={"type": "object", "properties": {"region": {"type": "string"}, "limit": {"type": "number"}}})
+    server.add_tool("query", query, headers={"region": "Region"})
     assert server.tools["query"]["spec"]["inputSchema"]["properties"]["region"] == {"type": "string", "x-mcp-header": "Region"}
     with pytest.raises(ValueError):
-        server.add_tool("bad", lambda region: 1, headers={"region": "Re gion"})
+        server.add_tool("bad", query, headers={"region": "Re gion"})
     with pytest.raises(ValueError):
         server.add_tool("bad", lambda ratio: 1, headers={"ratio": "Ratio"},
                         input_schema={"type": "object", "properties": {"ratio": {"type": "number"}}})
@@ -780,7 +789,7 @@ def test_the_cache_holds_subtract_after_pumping_notifications():
     client = MCPClient(InMemoryTransport(course_server()))
     client.initialize()
     client.list_tools()
-    client.transport.server.add_tool("subtract", lambda x, y: x - y, notify=True)
+    client.transport.server.add_tool("subtract", subtract, notify=True)
     assert "subtract" not in [t["name"] for t in client.tools_cache]
     client._pump_notifications()
     assert "subtract" in [t["name"] for t in client.tools_cache]

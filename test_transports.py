@@ -270,7 +270,7 @@ def notes_server() -> mcp_min.MCPServer:
     @server.tool()
     def replace_note(day: str, text: str) -> str:
         """Register the note again with new text; its subscribers should hear of that too."""
-        server.add_resource(f"note://{day}", text, name=day)
+        server.add_resource(f"note://{day}", text, name=day, replace=True)
         return "replaced"
 
     return server
