@@ -15,6 +15,7 @@ only the standard library.
 
 import argparse
 import contextlib
+import gc
 import json
 import os
 import pathlib
@@ -27,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
 import mcp_min
@@ -106,13 +108,21 @@ def rate(call, seconds: float) -> float:
     return done / elapsed
 
 
-def take_turns(contenders: dict, rounds: int) -> dict:
-    """Run every contender once a round, in turn, the order rotated by one each round; each one's values."""
+def take_turns(contenders: dict, rounds: int, warm_up: bool = True) -> dict:
+    """Run every contender once a round, in turn, the order rotated by one each round; each one's values.
+    A first round, untimed, warms each one up (caches, a child's first pages) unless not warm_up."""
     names = list(contenders)
     values = {name: [] for name in names}
-    for r in range(rounds):
-        for name in names[r % len(names):] + names[:r % len(names)]:
-            values[name].append(contenders[name]())
+    for name in names if warm_up else []:
+        contenders[name]()
+    gc.collect()
+    gc.freeze()  # what was built before (10,000 tools, the SDK's models) would slow each full collection
+    try:
+        for r in range(rounds):
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                values[name].append(contenders[name]())
+    finally:
+        gc.unfreeze()
     return values
 
 
@@ -136,9 +146,8 @@ def ratios(tops: list, bottoms: list) -> list:
 
 # ---- the children: servers and floors, driven bare ----
 
-# mcp_min alone: add, and echo for the argument sizes; stdio (for start-up too), or HTTP on a port of its own.
-MCP_MIN_SERVER = """import sys
-from mcp_min import MCPServer, serve_stdio
+# mcp_min alone over stdio: add, and echo for the argument sizes; start-up launches it too.
+MCP_MIN_SERVER = """from mcp_min import MCPServer, serve_stdio
 
 server = MCPServer("mcp_min-bench")
 
@@ -316,6 +325,21 @@ class HttpDriver:
         self.socket.close()
 
 
+@contextlib.contextmanager
+def on_cpu(cpu: int | None):
+    """Inside, this thread, and every thread and child process it starts, runs on cpu alone (where the OS
+    lets a process choose: Linux); on leaving, this thread gets its CPUs back."""
+    if cpu is None or not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
 def free_port() -> int:
     """A port nothing listens on now."""
     with socket.socket() as probe:
@@ -346,13 +370,16 @@ def http_child(command: list, port_from_output: str | None = None) -> tuple:
 
 
 def stop(process: subprocess.Popen):
-    """Terminate a child we started, and wait for it."""
+    """Terminate a child we started, wait for it, and close its pipes."""
     process.terminate()
     try:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+    for pipe in (process.stdout, process.stderr):
+        if pipe:
+            pipe.close()
 
 
 # ---- the official SDK, on an event loop of its own ----
@@ -402,7 +429,7 @@ class Sdk:
 
 
 def sdk_server(tools: int = 0):
-    """The SDK's server in this process: add and echo, or add and tools tool_i copied from one (fast to build)."""
+    """The SDK's server in this process: add and echo, and as many more tools again, copies of add."""
     from mcp.server import MCPServer
     server = MCPServer("sdk-bench", log_level="WARNING")
 
@@ -563,7 +590,8 @@ class DictTransport(mcp_min.Transport):
 @contextlib.contextmanager
 def http_servers(tmp: pathlib.Path, with_sdk: bool):
     """server_demo.py --http, the HTTP floor and the SDK's server, each a child: {name: port}."""
-    children = {"mcp_min": http_child([sys.executable, str(HERE / "server_demo.py"), "--http", "--port", "0"], "stderr"),
+    children = {"mcp_min": http_child([sys.executable, str(HERE / "server_demo.py"), "--http", "--port", "0"],
+                                      "stderr"),
                 "floor": http_child([sys.executable, str(tmp / "http_floor.py")])}
     if with_sdk:
         port = free_port()
@@ -689,12 +717,10 @@ def startup_rows(rounds: int, tmp: pathlib.Path, with_sdk: bool) -> dict:
         contenders[(row, "warm")] = lambda script=script: launch_time([python, str(warm / script)], warm_env)
     if with_sdk:
         contenders[("official SDK server", "warm")] = lambda: launch_time([python, str(tmp / "sdk_server.py")], warm_env)
-    for key, launch in contenders.items():
-        if key[1] == "warm":
-            launch()  # untimed: fills the .pyc cache
+    timed = take_turns(contenders, rounds)  # the untimed first round fills warm/'s .pyc cache
     assert not list(cold.glob("__pycache__")), "the no-cache folder grew a .pyc cache"
     results = {}
-    for (row, cache), values in take_turns(contenders, rounds).items():
+    for (row, cache), values in timed.items():
         results.setdefault(row, {})[cache] = values
     return results
 
@@ -743,8 +769,9 @@ def scaling_table(results: dict, with_sdk: bool) -> list:
     lines = [table_row(head), table_row(["---"] + ["---:"] * (len(head) - 2) + ["---"])]
     for size in CATALOG_SIZES:
         row = catalog_row(size)
-        per_tool = 1e6 / statistics.median(results[row]["mcp_min"]) / size
-        lines.append(table_row([row] + cells(results[row], with_sdk) + [f"mcp_min: {per_tool:.2f} µs a tool"]))
+        per_tool = {name: figure(1e6 / statistics.median(results[row][name]) / size) for name in ("mcp_min", "floor")}
+        note = f"µs a tool: mcp_min {per_tool['mcp_min']}, floor {per_tool['floor']}"
+        lines.append(table_row([row] + cells(results[row], with_sdk) + [note]))
     for size in ARGUMENT_SIZES:
         row = argument_row(size)
         note = ""
@@ -799,8 +826,10 @@ def report(results: dict, args, with_sdk: bool) -> str:
         f"floors (the least any server must spend on the same path, measured in the same run) and"
         + (f" the official SDK {sdk_version} doing the same work." if with_sdk else
            " (where it is installed) the official SDK doing the same work."),
-        f"One run of `python bench.py --markdown{' --quick' if args.quick else ''}` ({machine}): each round runs "
-        f"every contender of a row once, in turn, the order rotated between rounds; a cell is the median of "
+        f"One run of `python bench.py --markdown{' --quick' if args.quick else ''}` ({machine}): after an "
+        f"untimed first round, each round runs every contender of a row once, in turn, the order rotated between "
+        f"rounds; the bench and every server it starts share one CPU, so that a round trip costs its work and not "
+        f"a wake-up on another CPU, which comes and goes with the scheduler. A cell is the median of "
         f"{args.rounds} rounds of {args.seconds} s (start-up: {args.launches} launches) and, in brackets, the "
         f"slowest and the fastest round. A ratio is taken round by round, then its median and range: these "
         f"machines are shared and noisy, so the ratios are the result, not the rates. `python bench.py --quick` "
@@ -840,7 +869,7 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "servers are mcp_min alone and the SDK's, the floor as above (it parses and re-encodes the whole line).",
         "- *HTTP, N clients*: N connections at once, each with its own session and one `tools/call add` in flight, "
         "driven by one thread of the bench through a selector; the servers as in *HTTP, bare driver*. The bench "
-        "and the server share the machine's cores.",
+        "and the server share one CPU: a rate is their work together.",
         "",
         "### Start-up",
         "",
@@ -856,7 +885,13 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "`python bench.py --parse` compares `parse()`, with its depth guard, against `json.loads` on the messages "
         "that stress the guard.",
     ]
-    return "\n".join(lines)
+    return "\n".join(line if line.startswith(("|", "#")) else prose(line) for line in lines)
+
+
+def prose(text: str) -> str:
+    """A paragraph or a bullet wrapped as the rest of README.md is."""
+    return textwrap.fill(text, width=115, subsequent_indent="  " if text.startswith("- ") else "",
+                         break_long_words=False, break_on_hyphens=False)
 
 
 def sdk_package_version() -> str:
@@ -959,14 +994,18 @@ def main(argv=None) -> int:
                            ("json_only.py", JSON_ONLY_SERVER)):
             (tmp / name).write_text(text)
         shutil.copy(HERE / "mcp_min.py", tmp / "mcp_min.py")  # beside mcp_min_server.py, which imports it
-        sdk = Sdk() if with_sdk else None
-        try:
-            results = round_trip_rows(args.rounds, args.seconds, tmp, sdk)
-            results |= scaling_rows(args.rounds, args.seconds, tmp, sdk)
-        finally:
-            if sdk:
-                sdk.close()
-        results |= startup_rows(args.launches, tmp, with_sdk)
+        # One CPU for the bench and every child it starts: a round trip through a pipe or a socket then costs
+        # its work, not a wake-up on another CPU, which comes and goes with the scheduler and the machine's
+        # other tenants (it doubled the range of a round).
+        with on_cpu(min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None):
+            sdk = Sdk() if with_sdk else None
+            try:
+                results = round_trip_rows(args.rounds, args.seconds, tmp, sdk)
+                results |= scaling_rows(args.rounds, args.seconds, tmp, sdk)
+            finally:
+                if sdk:
+                    sdk.close()
+            results |= startup_rows(args.launches, tmp, with_sdk)
     section = report(results, args, with_sdk)
     print(section)
     if args.markdown:
