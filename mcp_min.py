@@ -843,9 +843,13 @@ ENCODER = json.JSONEncoder(allow_nan=False)
 def parse(data: bytes | str):
     """Parse one message from the wire; anything that is not JSON raises PARSE_ERROR (course 000)."""
     try:
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
-        wire = data if isinstance(data, bytes) else text.encode("utf-8", "surrogatepass")
-        if nesting(wire) > MAX_DEPTH:  # checked first: json.loads would recurse as deep as the message goes
+        if isinstance(data, bytes):
+            wire, text = data, data.decode("utf-8")
+        else:
+            wire, text = data.encode("utf-8", "surrogatepass"), data
+        # A short message is counted, brackets in strings and all: most hold far too few to nest MAX_DEPTH deep.
+        few = len(wire) < SHORT_MESSAGE and wire.count(b"[") + wire.count(b"{") <= MAX_DEPTH
+        if not few and nesting(wire) > MAX_DEPTH:  # checked first: json.loads would recurse as deep as it goes
             raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
         return DECODER.decode(text)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError too
@@ -854,18 +858,16 @@ def parse(data: bytes | str):
 
 def nesting(wire: bytes) -> int:
     """How deep arrays and objects nest in wire, brackets in strings aside; a bound when too few to pass MAX_DEPTH."""
-    # Most messages hold too few brackets to nest MAX_DEPTH deep, strings and all. A short one is counted;
-    # in a long one find() leaps from bracket to bracket at memory speed and stops once there are enough.
-    if len(wire) < SHORT_MESSAGE:
-        brackets = wire.count(b"[") + wire.count(b"{")
-    else:
+    # A long message may hold too few brackets to nest MAX_DEPTH deep, strings and all: find() leaps from one
+    # to the next at memory speed (counting would read every byte) and stops once there are enough.
+    if len(wire) >= SHORT_MESSAGE:
         brackets = 0
         for opener in (b"[", b"{"):
             at = wire.find(opener)
             while at >= 0 and brackets <= MAX_DEPTH:
                 brackets, at = brackets + 1, wire.find(opener, at + 1)
-    if brackets <= MAX_DEPTH:
-        return brackets
+        if brackets <= MAX_DEPTH:
+            return brackets
     # Then only the brackets outside strings count. find() leaps over a long string too, so a long message's
     # first strings are stepped over one by one; an escaped quote ends the walk, and if it skipped little
     # (many short strings), the bulk below takes the whole message instead.
