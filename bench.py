@@ -429,7 +429,7 @@ class Sdk:
 
 
 def sdk_server(tools: int = 0):
-    """The SDK's server in this process: add and echo, and as many more tools again, copies of add."""
+    """The SDK's server in this process: add and echo; or, given tools, that many copies of add instead."""
     from mcp.server import MCPServer
     server = MCPServer("sdk-bench", log_level="WARNING")
 
@@ -446,7 +446,7 @@ def sdk_server(tools: int = 0):
     if tools:  # registering 10,000 tools one by one takes the SDK seconds; only listing them is timed
         manager = server._tool_manager
         template = manager.get_tool("add")
-        manager._tools |= {f"tool_{i}": template.model_copy(update={"name": f"tool_{i}"}) for i in range(tools)}
+        manager._tools = {f"tool_{i}": template.model_copy(update={"name": f"tool_{i}"}) for i in range(tools)}
     return server
 
 
@@ -632,7 +632,7 @@ def scaling_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | None
                       "floor": lambda floor=floor: rate(floor, seconds)}
         if sdk:
             sdk_client = sdk.client(sdk_json_memory(sdk_server(tools=size)))
-            assert len(sdk.run(sdk_client.list_tools).tools) == size + 2  # add and echo too
+            assert len(sdk.run(sdk_client.list_tools).tools) == size
             contenders["sdk"] = lambda sdk_client=sdk_client: sdk.rate(lambda i: sdk_client.list_tools(), seconds)
         results[catalog_row(size)] = take_turns(contenders, rounds)
 
@@ -776,7 +776,7 @@ def scaling_table(results: dict, with_sdk: bool) -> list:
         row = argument_row(size)
         note = ""
         if with_sdk and statistics.median(results[row]["sdk"]) > statistics.median(results[row]["floor"]):
-            note = "the SDK beats the stdlib floor: its JSON parser and encoder (pydantic-core) are native code"
+            note = "the SDK outruns the floor itself: pydantic-core, native code, reads and writes big JSON faster than json"
         lines.append(table_row([row] + cells(results[row], with_sdk) + [note]))
     for count in CLIENT_COUNTS:
         row = clients_row(count)
@@ -803,7 +803,7 @@ def startup_table(results: dict, with_sdk: bool) -> list:
         if row in SDK_ONLY_ROWS and not with_sdk:
             continue
         times = results[row]
-        cold = spread([t * 1000 for t in times["cold"]]) if has_cold else "(the same)"
+        cold = spread([t * 1000 for t in times["cold"]]) if has_cold else "-"
         lines.append(table_row([row, imports, cold, spread([t * 1000 for t in times["warm"]]),
                                 spread(ratios(times["warm"], floor))]))
     return lines
@@ -822,18 +822,20 @@ def report(results: dict, args, with_sdk: bool) -> str:
     lines = [
         "## How fast",
         "",
-        f"`tools/call` round trips per second, and the time from launch to a first answer, for `mcp_min` beside its "
-        f"floors (the least any server must spend on the same path, measured in the same run) and"
+        "`tools/call` round trips per second, and the time from launch to a first answer, for `mcp_min` beside its "
+        "floors (the least any server must spend on the same path, measured in the same run) and"
         + (f" the official SDK {sdk_version} doing the same work." if with_sdk else
            " (where it is installed) the official SDK doing the same work."),
-        f"One run of `python bench.py --markdown{' --quick' if args.quick else ''}` ({machine}): after an "
+        f"One run of `python bench.py{' --markdown' * args.markdown}{' --quick' * args.quick}` ({machine}): after an "
         f"untimed first round, each round runs every contender of a row once, in turn, the order rotated between "
         f"rounds; the bench and every server it starts share one CPU, so that a round trip costs its work and not "
         f"a wake-up on another CPU, which comes and goes with the scheduler. A cell is the median of "
         f"{args.rounds} rounds of {args.seconds} s (start-up: {args.launches} launches) and, in brackets, the "
-        f"slowest and the fastest round. A ratio is taken round by round, then its median and range: these "
-        f"machines are shared and noisy, so the ratios are the result, not the rates. `python bench.py --quick` "
-        f"gives the same rows in seconds; without the SDK installed, its columns and rows are left out.",
+        "slowest and the fastest round. A ratio is taken round by round, then its median and range: these "
+        "machines are shared and noisy, so the ratios are the result, not the rates. *mcp_min ÷ floor* and "
+        "*mcp_min ÷ SDK* divide rates (above 1, mcp_min is the faster); at start-up, *warm ÷ floor* divides "
+        "times (above 1, the slower). `python bench.py --quick` gives the same rows in seconds; without the SDK "
+        "installed, its columns and rows are left out.",
         "",
         "### Round trips: `tools/call add`",
         "",
