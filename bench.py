@@ -1,45 +1,155 @@
-"""How fast mcp_min is: tools/call round trips per second and start-up time, beside the floors (the least
-any implementation must spend) and the official SDK, all measured in one run on one machine.
+"""How fast mcp_min is, beside its floors and the official SDK, all measured in one run on one machine.
 
-    python bench.py              # about a minute and a half
-    python bench.py --quick      # a few seconds: fewer and shorter rounds
-    /tmp/sdkvenv/bin/python bench.py   # where `mcp` is importable, the official SDK's rows too
+    python bench.py               # the tables, in about four minutes
+    python bench.py --quick       # the same rows in seconds: fewer and shorter rounds
+    python bench.py --markdown    # measure, then rewrite README.md's "How fast" section
+    python bench.py --check       # exit 1 if README.md's tables and the bench's rows differ (measures nothing)
+    python bench.py --parse       # parse() against json.loads on the messages that stress its depth guard
 
-Rates swing by 10% from run to run, so contenders that are compared take turns over several short
-rounds, and each row is the median of its rounds. Standard library only; the SDK rows are optional.
+A row's contenders (mcp_min, its floor, the SDK) take turns: each round runs every one of them once, the order
+rotated between rounds. A cell is the median of the rounds with their range beside it, and a ratio is taken
+round by round, so that the machine's swings (it is shared) fall on both sides of it alike. The official
+SDK's rows and columns appear where `mcp` can be imported (pip install mcp==2.3.0); the bench itself needs
+only the standard library.
 """
 
 import argparse
+import contextlib
+import gc
 import json
 import os
 import pathlib
 import platform
+import re
+import selectors
+import shutil
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
+import textwrap
 import time
 
 import mcp_min
 import server_demo
 
 HERE = pathlib.Path(__file__).resolve().parent
-DEMO = [sys.executable, str(HERE / "server_demo.py")]
-ADD = {"name": "add", "arguments": {"x": 2, "y": 3}}
+README = HERE / "README.md"
 INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
-# The cheapest stdio server there is: parse each line and write it back, nothing else.
-ECHO_SERVER = """import json, sys
-out = sys.stdout.buffer
-for line in sys.stdin.buffer:
-    out.write(json.dumps(json.loads(line)).encode() + b"\\n")
-    out.flush()
-"""
-# The official SDK's server doing the same work: one add tool.
-SDK_SERVER = """from mcp.server import MCPServer
+ADD = {"name": "add", "arguments": {"x": 2, "y": 3}}
+ADD_RESULT = {"content": [{"type": "text", "text": "5"}]}
 
-server = MCPServer("sdk-bench")
+# The rows, fixed: --check compares them with README.md's tables, and the test with what a run prints.
+ROUND_TRIPS = [  # (row, what is serialized, what is crossed)
+    ("in memory", "JSON text each way", "nothing: one process"),
+    ("in memory, no JSON", "nothing: Python objects", "nothing: one process"),
+    ("stdio, bare line driver", "JSON lines", "a pipe each way to a child process"),
+    ("stdio, each side's own client", "JSON lines", "a pipe each way to a child process"),
+    ("HTTP, bare driver", "JSON bodies", "a kept-alive TCP connection to a child process"),
+    ("HTTP, each side's own client", "JSON bodies", "a kept-alive TCP connection to a child process"),
+]
+CATALOG_SIZES = [10, 100, 1_000, 10_000]  # tools/list, in memory
+ARGUMENT_SIZES = [100, 10_000, 1_000_000, 3_900_000]  # tools/call echo, stdio: bytes of the string argument
+CLIENT_COUNTS = [1, 4, 16, 64]  # tools/call add over HTTP, one connection each
+STARTUP = [  # (row, what it imports, whether it has a no-cache column)
+    ("python -c pass", "nothing", False),
+    ("json-only server (floor)", "json", False),
+    ("mcp_min alone", "mcp_min", True),
+    ("server_demo.py", "mcp_min, argparse, pathlib", True),
+    ("official SDK server", "mcp, pydantic, anyio", False),
+]
+SDK_ONLY_ROWS = {"official SDK server"}
+
+
+def catalog_row(size: int) -> str:
+    """The scaling table's row for a tools/list of size tools."""
+    return f"tools/list, {size:,} tools"
+
+
+def argument_row(size: int) -> str:
+    """The scaling table's row for a tools/call echo of a size-byte string."""
+    return f"tools/call echo, {size_text(size)} argument"
+
+
+def clients_row(count: int) -> str:
+    """The scaling table's row for count HTTP clients at once."""
+    return f"HTTP, {count} client{'s' if count > 1 else ''} at once"
+
+
+def size_text(size: int) -> str:
+    """100 B, 10 kB, 3.9 MB."""
+    for unit, scale in (("MB", 1_000_000), ("kB", 1_000)):
+        if size >= scale:
+            return f"{size / scale:g} {unit}"
+    return f"{size} B"
+
+
+def rows(with_sdk: bool = True) -> list:
+    """Every row label the bench prints, table by table."""
+    labels = [row for row, _, _ in ROUND_TRIPS]
+    labels += [catalog_row(n) for n in CATALOG_SIZES] + [argument_row(n) for n in ARGUMENT_SIZES]
+    labels += [clients_row(n) for n in CLIENT_COUNTS]
+    labels += [row for row, _, _ in STARTUP if with_sdk or row not in SDK_ONLY_ROWS]
+    return labels
+
+
+# ---- measuring: rounds in turn ----
+
+def rate(call, seconds: float) -> float:
+    """Calls per second: call(i) in growing batches until seconds have passed (at least once)."""
+    batch, done = 1, 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds or done == 0:
+        for i in range(done, done + batch):
+            call(i)
+        done += batch
+        batch = min(batch * 2, 256)  # few clock reads, yet a slow contender stops near the deadline
+    return done / elapsed
+
+
+def take_turns(contenders: dict, rounds: int, warm_up: bool = True) -> dict:
+    """Run every contender once a round, in turn, the order rotated by one each round; each one's values.
+    A first round, untimed, warms each one up (caches, a child's first pages) unless not warm_up."""
+    names = list(contenders)
+    values = {name: [] for name in names}
+    for name in names if warm_up else []:
+        contenders[name]()
+    gc.collect()
+    gc.freeze()  # what was built before (10,000 tools, the SDK's models) would slow each full collection
+    try:
+        for r in range(rounds):
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                values[name].append(contenders[name]())
+    finally:
+        gc.unfreeze()
+    return values
+
+
+def spread(values: list) -> str:
+    """The median, then the range of the rounds: 1,234 (1,200-1,260)."""
+    return f"{figure(statistics.median(values))} ({figure(min(values))}-{figure(max(values))})"
+
+
+def figure(value: float) -> str:
+    """A number with three significant digits or more: 12,345, 123, 12.3, 1.23."""
+    for floor, text in ((100, "{:,.0f}"), (10, "{:.1f}")):
+        if value >= floor:
+            return text.format(value)
+    return f"{value:.2f}"
+
+
+def ratios(tops: list, bottoms: list) -> list:
+    """top / bottom, round by round."""
+    return [top / bottom for top, bottom in zip(tops, bottoms)]
+
+
+# ---- the children: servers and floors, driven bare ----
+
+# mcp_min alone over stdio: add, and echo for the argument sizes; start-up launches it too.
+MCP_MIN_SERVER = """from mcp_min import MCPServer, serve_stdio
+
+server = MCPServer("mcp_min-bench")
 
 
 @server.tool()
@@ -48,51 +158,112 @@ def add(x: int, y: int) -> int:
     return x + y
 
 
+@server.tool()
+def echo(text: str) -> str:
+    \"\"\"Return text as it came.\"\"\"
+    return text
+
+
+serve_stdio(server)
+"""
+# The official SDK's server doing the same work. log_level WARNING: no log line per request, as in mcp_min;
+# structured_output=False: the result is the same text block mcp_min sends, not that and a copy.
+SDK_SERVER = """import sys
+from mcp.server import MCPServer
+
+server = MCPServer("sdk-bench", log_level="WARNING")
+
+
+@server.tool(structured_output=False)
+def add(x: int, y: int) -> int:
+    \"\"\"Add two integers.\"\"\"
+    return x + y
+
+
+@server.tool(structured_output=False)
+def echo(text: str) -> str:
+    \"\"\"Return text as it came.\"\"\"
+    return text
+
+
 if __name__ == "__main__":
-    server.run()
+    if sys.argv[1:2] == ["http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), json_response=True)
+    else:
+        server.run()
+"""
+# The stdio floor: parse each line and write it back re-encoded, nothing else.
+STDIO_FLOOR = """import json, sys
+out = sys.stdout.buffer
+for line in sys.stdin.buffer:
+    out.write(json.dumps(json.loads(line)).encode() + b"\\n")
+    out.flush()
+"""
+# The HTTP floor: the stdlib's http.server parses and re-encodes each POST's body, and writes the response,
+# headers and body together, in one write (two writes cost a second system call, or a 40 ms Nagle delay).
+HTTP_FLOOR = """import http.server, json, sys
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self):
+        body = json.dumps(json.loads(self.rfile.read(int(self.headers["Content-Length"])))).encode()
+        head = b"HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body)
+        self.wfile.write(head + body)
+
+    def log_message(self, *args):
+        pass
+
+
+http.server.ThreadingHTTPServer.request_queue_size = 128  # 64 clients connect at once: the default 5 drops some
+httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+httpd.daemon_threads = True
+print(httpd.server_address[1], flush=True)
+httpd.serve_forever()
+"""
+# The start-up floor: import json, answer each request line with an empty result.
+JSON_ONLY_SERVER = """import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" in message:
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}), flush=True)
 """
 
 
-def rate(round_trip, seconds: float) -> float:
-    """Round trips per second: call round_trip(i) in batches until seconds have passed."""
-    batch, done = 1, 0
-    start = time.perf_counter()
-    while (elapsed := time.perf_counter() - start) < seconds:
-        for i in range(done, done + batch):
-            round_trip(i)
-        done += batch
-        batch = min(batch * 2, 256)  # few clock reads, yet a slow contender stops near the deadline
-    return done / elapsed
-
-
-def take_turns(contenders: dict, rounds: int, seconds: float) -> dict:
-    """Run each contender for seconds, in turn, rounds times; the median rate of each."""
-    rates = {name: [] for name in contenders}
-    for _ in range(rounds):
-        for name, round_trip in contenders.items():
-            rates[name].append(rate(round_trip, seconds))
-    return {name: statistics.median(values) for name, values in rates.items()}
+def wire_line(message: dict) -> bytes:
+    """A message as one stdio line."""
+    return json.dumps(message).encode() + b"\n"
 
 
 class LineDriver:
-    """Drive any stdio server the same bare way: write one line, read one line back."""
+    """Drive any stdio server the same bare way: write one line, read one line back, parse nothing."""
 
-    def __init__(self, command: list):
+    def __init__(self, command: list, handshake: bool = True):
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
-        self.stdin = self.process.stdin.fileno()
-        self.stdout = self.process.stdout.fileno()
-        self.buffer = b""
+        self.stdin, self.stdout = self.process.stdin.fileno(), self.process.stdout.fileno()
+        self.rest = b""
+        if handshake:
+            self.exchange(wire_line(mcp_min.request(0, "initialize", INIT_PARAMS)))
+            self.write(wire_line(mcp_min.notification("notifications/initialized")))
 
-    def exchange(self, message: dict) -> dict:
-        """Send message as a line; return the next line that comes back, parsed."""
-        os.write(self.stdin, json.dumps(message).encode() + b"\n")
-        while b"\n" not in self.buffer:
-            chunk = os.read(self.stdout, 65536)
+    def write(self, data: bytes):
+        """Write all of data to the server's stdin."""
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.stdin, view):]
+
+    def exchange(self, line: bytes) -> bytes:
+        """Send a prebuilt line; return the next line that comes back, unparsed."""
+        self.write(line)
+        data = bytearray(self.rest)  # a bytearray grows in place: a 4 MB line is not copied once a chunk
+        while b"\n" not in data:
+            chunk = os.read(self.stdout, 65536)  # not more: a 1 MiB buffer is an mmap and a munmap a call
             if not chunk:
                 raise ConnectionError("the server closed its stdout")
-            self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return json.loads(line)
+            data += chunk
+        answer, _, self.rest = bytes(data).partition(b"\n")
+        return answer
 
     def close(self):
         """Close the server's input and wait for it to exit."""
@@ -101,109 +272,472 @@ class LineDriver:
         self.process.stdout.close()
 
 
-def in_memory_rows(rounds: int, seconds: float) -> dict:
-    """mcp_min's client and server in one process, against the four json calls a round trip needs."""
-    client = mcp_min.MCPClient(mcp_min.InMemoryTransport(server_demo.make_server()))
-    client.initialize()
-    request = mcp_min.request(1, "tools/call", ADD)
-    response = client.transport.send(request)
-    assert response["result"] == {"content": [{"type": "text", "text": "5"}]}, response
+class HttpDriver:
+    """Drive any HTTP server the same bare way, on one kept-alive socket: a prebuilt POST out, the answer back."""
 
-    def floor(i):
-        json.loads(json.dumps(request))
-        json.loads(json.dumps(response))
+    def __init__(self, port: int, handshake: bool = True):
+        self.port = port
+        self.socket = socket.create_connection(("127.0.0.1", port), timeout=60)
+        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.rest = b""
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if handshake:  # the handshake era: a session of its own, named by Mcp-Session-Id
+            _, headers, _ = self.exchange(self.post(mcp_min.request(0, "initialize", INIT_PARAMS)))
+            self.headers |= {"Mcp-Session-Id": headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+            self.exchange(self.post(mcp_min.notification("notifications/initialized")))
 
-    return take_turns({"memory: mcp_min": lambda i: client.call_tool("add", {"x": 2, "y": i}),
-                       "memory: floor": floor}, rounds, seconds)
+    def post(self, message: dict) -> bytes:
+        """A whole POST of message, headers and body, to send again and again."""
+        body = json.dumps(message).encode()
+        head = "".join(f"{name}: {value}\r\n" for name, value in self.headers.items())
+        return (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n{head}Content-Length: {len(body)}\r\n\r\n"
+                .encode() + body)
+
+    def exchange(self, request: bytes):
+        """Send a prebuilt request; return the status, the headers (lower-case names) and the body."""
+        self.socket.sendall(request)
+        while (answer := self.response()) is None:
+            self.rest += self.receive()
+        return answer
+
+    def response(self):
+        """The first whole response among the bytes received, taken off them; None while it is partial."""
+        head, found, data = self.rest.partition(b"\r\n\r\n")
+        if not found:
+            return None
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in lines[1:])}
+        length = int(headers.get("content-length", 0))
+        if len(data) < length:
+            return None
+        self.rest = data[length:]
+        return int(lines[0].split()[1]), headers, data[:length]
+
+    def receive(self) -> bytes:
+        """The next bytes from the socket."""
+        chunk = self.socket.recv(65536)
+        if not chunk:
+            raise ConnectionError("the server closed the connection")
+        return chunk
+
+    def close(self):
+        """Close the socket."""
+        self.socket.close()
 
 
-def stdio_rows(rounds: int, seconds: float) -> dict:
-    """server_demo.py and the echo floor, driven line by line the same way; then mcp_min's own client."""
-    with tempfile.TemporaryDirectory() as tmp:
-        echo_path = pathlib.Path(tmp) / "echo_server.py"
-        echo_path.write_text(ECHO_SERVER)
-        ours, echo = LineDriver(DEMO), LineDriver([sys.executable, str(echo_path)])
-        client = mcp_min.MCPClient(mcp_min.StdioTransport(DEMO))
-        try:
-            ours.exchange(mcp_min.request(0, "initialize", INIT_PARAMS))
-            os.write(ours.stdin, json.dumps(mcp_min.notification("notifications/initialized")).encode() + b"\n")
-            client.initialize()
-            first = ours.exchange(mcp_min.request(1, "tools/call", ADD))
-            assert first["result"] == {"content": [{"type": "text", "text": "5"}]}, first
-            return take_turns({
-                "stdio: mcp_min (line driver)": lambda i: ours.exchange(mcp_min.request(i, "tools/call", ADD)),
-                "stdio: floor (line driver)": lambda i: echo.exchange(mcp_min.request(i, "tools/call", ADD)),
-                "stdio: mcp_min (MCPClient)": lambda i: client.call_tool("add", {"x": 2, "y": i}),
-            }, rounds, seconds)
-        finally:
-            ours.close()
-            echo.close()
-            client.close()
-
-
-def http_rows(rounds: int, seconds: float) -> dict:
-    """HttpTransport to http_server in a thread, one kept-alive connection."""
-    httpd = mcp_min.http_server(lambda: server_demo.make_server(), port=0)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    client = mcp_min.MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{httpd.server_address[1]}/mcp"))
+@contextlib.contextmanager
+def on_cpu(cpu: int | None):
+    """Inside, this thread, and every thread and child process it starts, runs on cpu alone (where the OS
+    lets a process choose: Linux); on leaving, this thread gets its CPUs back."""
+    if cpu is None or not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
     try:
-        client.initialize()
-        return take_turns({"http: mcp_min (server in a thread)": lambda i: client.call_tool("add", {"x": 2, "y": i})},
-                          rounds, seconds)
+        yield
     finally:
-        client.close()
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=10)
+        os.sched_setaffinity(0, before)
 
 
-def sdk_rows(rounds: int, seconds: float, sdk_script: pathlib.Path) -> dict:
-    """The official SDK's client against its own server: in process (both ways it offers), and over stdio."""
-    import anyio
-    from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
+def free_port() -> int:
+    """A port nothing listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_for_port(port: int, process: subprocess.Popen):
+    """Return once something accepts connections on port; fail if process exits first."""
+    for _ in range(600):
+        if process.poll() is not None:
+            raise ConnectionError(f"{process.args} exited with code {process.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing listens on port {port}")
+
+
+def http_child(command: list, port_from_output: str | None = None) -> tuple:
+    """Start an HTTP server child; (process, port). The port is read from its first line on stdout or stderr."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stream = process.stderr if port_from_output == "stderr" else process.stdout
+    port = int(re.search(r"(\d+)(/mcp)?\s*$", stream.readline()).group(1))
+    wait_for_port(port, process)
+    return process, port
+
+
+def stop(process: subprocess.Popen):
+    """Terminate a child we started, wait for it, and close its pipes."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    for pipe in (process.stdout, process.stderr):
+        if pipe:
+            pipe.close()
+
+
+# ---- the official SDK, on an event loop of its own ----
+
+def sdk_available() -> bool:
+    """Whether the official SDK can be imported here."""
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class Sdk:
+    """The official SDK's clients, run on an event loop in a thread (anyio's blocking portal), so that they
+    take turns with mcp_min's contenders: one call into the loop a round."""
+
+    def __init__(self):
+        import anyio.from_thread
+        self.stack = contextlib.ExitStack()
+        self.portal = self.stack.enter_context(anyio.from_thread.start_blocking_portal())
+
+    def client(self, target, mode: str = "legacy", within: contextlib.ExitStack | None = None):
+        """An open mcp.Client for target (mode "legacy": the handshake, as mcp_min's rows use), no result cache;
+        closed with within, or else with this object."""
+        from mcp import Client
+        opened = self.portal.wrap_async_context_manager(Client(target, mode=mode, cache=None))
+        return (within or self.stack).enter_context(opened)
+
+    def rate(self, call, seconds: float) -> float:
+        """Calls per second of the coroutine function call(i), run on the loop for seconds (at least once)."""
+        async def measure():
+            done, start = 0, time.perf_counter()
+            while (elapsed := time.perf_counter() - start) < seconds or done == 0:
+                await call(done)
+                done += 1
+            return done / elapsed
+        return self.portal.call(measure)
+
+    def run(self, call, *args):
+        """One call of a coroutine function on the loop."""
+        return self.portal.call(call, *args)
+
+    def close(self):
+        """Close every client, then the loop."""
+        self.stack.close()
+
+
+def sdk_server(tools: int = 0):
+    """The SDK's server in this process: add and echo; or, given tools, that many copies of add instead."""
     from mcp.server import MCPServer
+    server = MCPServer("sdk-bench", log_level="WARNING")
 
-    server = MCPServer("sdk-bench")
-
-    @server.tool()
+    @server.tool(structured_output=False)
     def add(x: int, y: int) -> int:
         """Add two integers."""
         return x + y
 
-    async def async_rate(client, seconds):
-        done, start = 0, time.perf_counter()
-        while (elapsed := time.perf_counter() - start) < seconds:
-            await client.call_tool("add", {"x": 2, "y": done})
-            done += 1
-        return done / elapsed
+    @server.tool(structured_output=False)
+    def echo(text: str) -> str:
+        """Return text as it came."""
+        return text
 
-    async def measure(target, mode):
-        async with Client(target, mode=mode) as client:
-            result = await client.call_tool("add", {"x": 2, "y": 3})
-            assert result.content[0].text == "5", result
-            return statistics.median([await async_rate(client, seconds) for _ in range(rounds)])
-
-    stdio_target = StdioServerParameters(command=sys.executable, args=[str(sdk_script)])
-    return {
-        "memory: SDK (in-memory streams, mode=legacy)": anyio.run(measure, server, "legacy"),
-        "memory: SDK (direct dispatch, mode=auto)": anyio.run(measure, server, "auto"),
-        "stdio: SDK client -> SDK server": anyio.run(measure, stdio_target, "legacy"),
-    }
+    if tools:  # registering 10,000 tools one by one takes the SDK seconds; only listing them is timed
+        manager = server._tool_manager
+        template = manager.get_tool("add")
+        manager._tools = {f"tool_{i}": template.model_copy(update={"name": f"tool_{i}"}) for i in range(tools)}
+    return server
 
 
-def first_answer_time(command: list) -> float:
-    """Seconds from launching a stdio server to its answer to ping (after initialize)."""
+def sdk_json_memory(server):
+    """The SDK's in-memory streams with each message dumped to JSON text and validated back, as its stdio
+    transport does: the same work as mcp_min's InMemoryTransport, which its own in-memory paths skip."""
+    import anyio
+    from mcp.shared.message import SessionMessage
+    from mcp.types import jsonrpc_message_adapter
+
+    @contextlib.asynccontextmanager
+    async def transport():
+        client_out, server_in_relay = anyio.create_memory_object_stream(16)
+        server_in, server_in_read = anyio.create_memory_object_stream(16)
+        server_out, client_in_relay = anyio.create_memory_object_stream(16)
+        client_in, client_in_read = anyio.create_memory_object_stream(16)
+
+        async def relay(source, sink):
+            async with source, sink:
+                async for item in source:
+                    text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await sink.send(SessionMessage(jsonrpc_message_adapter.validate_json(text, by_name=False)))
+
+        lowlevel = server._lowlevel_server
+        async with anyio.create_task_group() as group:
+            group.start_soon(relay, server_in_relay, server_in)
+            group.start_soon(relay, client_in_relay, client_in)
+            group.start_soon(lambda: lowlevel.run(server_in_read, server_out, lowlevel.create_initialization_options()))
+            try:
+                yield client_in_read, client_out
+            finally:
+                group.cancel_scope.cancel()
+
+    return transport()
+
+
+# ---- table 1: round trips ----
+
+def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | None) -> dict:
+    """Each path's contenders, in turn: {row: {"mcp_min"|"floor"|"sdk": [calls/s a round]}}."""
+    results = {}
+    encoder, decoder = json.JSONEncoder(), json.JSONDecoder()
+    request = mcp_min.request(1, "tools/call", ADD)
+    response = mcp_min.response(1, ADD_RESULT)
+
+    def json_floor(i):  # the four json calls of one round trip: what crossing as JSON text costs at least
+        decoder.decode(encoder.encode(request))
+        decoder.decode(encoder.encode(response))
+
+    def add(i):
+        return {"name": "add", "arguments": {"x": 2, "y": i}}
+
+    memory = mcp_min.MCPClient(mcp_min.InMemoryTransport(server_demo.make_server()))
+    memory.initialize()
+    direct = mcp_min.MCPClient(DictTransport(server_demo.make_server()))
+    direct.initialize()
+    contenders = {"mcp_min": lambda: rate(lambda i: memory.call_tool(**add(i)), seconds),
+                  "floor": lambda: rate(json_floor, seconds)}
+    if sdk:
+        sdk_memory = sdk.client(sdk_json_memory(sdk_server()))
+        contenders["sdk"] = lambda: sdk.rate(lambda i: sdk_memory.call_tool(**add(i)), seconds)
+    results["in memory"] = take_turns(contenders, rounds)
+    contenders = {"mcp_min": lambda: rate(lambda i: direct.call_tool(**add(i)), seconds)}
+    if sdk:
+        sdk_direct = sdk.client(sdk_server(), mode="auto")  # the SDK's direct dispatch: no streams, no JSON
+        contenders["sdk"] = lambda: sdk.rate(lambda i: sdk_direct.call_tool(**add(i)), seconds)
+    results["in memory, no JSON"] = take_turns(contenders, rounds)
+
+    demo = [sys.executable, str(HERE / "server_demo.py")]
+    line = wire_line(request)
+    drivers = {"mcp_min": LineDriver(demo), "floor": LineDriver([sys.executable, str(tmp / "stdio_floor.py")], False)}
+    if sdk:
+        drivers["sdk"] = LineDriver([sys.executable, str(tmp / "sdk_server.py")])
+    own = mcp_min.MCPClient(mcp_min.StdioTransport(demo))
+    try:
+        for name, driver in drivers.items():
+            assert_adds(name, json.loads(driver.exchange(line)), request)
+        results["stdio, bare line driver"] = take_turns(
+            {name: lambda driver=driver: rate(lambda i: driver.exchange(line), seconds) for name, driver in drivers.items()},
+            rounds)
+        own.initialize()
+        contenders = {"mcp_min": lambda: rate(lambda i: own.call_tool(**add(i)), seconds),
+                      "floor": lambda: rate(lambda i: drivers["floor"].exchange(line), seconds)}
+        if sdk:
+            from mcp.client.stdio import StdioServerParameters
+            sdk_stdio = sdk.client(StdioServerParameters(command=sys.executable, args=[str(tmp / "sdk_server.py")]))
+            contenders["sdk"] = lambda: sdk.rate(lambda i: sdk_stdio.call_tool(**add(i)), seconds)
+        results["stdio, each side's own client"] = take_turns(contenders, rounds)
+    finally:
+        own.close()
+        for driver in drivers.values():
+            driver.close()
+
+    with http_servers(tmp, sdk is not None) as ports, contextlib.ExitStack() as clients:  # clients close first
+        drivers = {name: HttpDriver(port, handshake=name != "floor") for name, port in ports.items()}
+        posts = {name: driver.post(request) for name, driver in drivers.items()}
+        for name, driver in drivers.items():
+            assert_adds(name, json.loads(driver.exchange(posts[name])[2]), request)
+        results["HTTP, bare driver"] = take_turns(
+            {name: lambda name=name: rate(lambda i: drivers[name].exchange(posts[name]), seconds) for name in drivers},
+            rounds)
+        own = mcp_min.MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{ports['mcp_min']}/mcp"))
+        own.initialize()
+        contenders = {"mcp_min": lambda: rate(lambda i: own.call_tool(**add(i)), seconds),
+                      "floor": lambda: rate(lambda i: drivers["floor"].exchange(posts["floor"]), seconds)}
+        if sdk:
+            sdk_http = sdk.client(f"http://127.0.0.1:{ports['sdk']}/mcp", within=clients)
+            contenders["sdk"] = lambda: sdk.rate(lambda i: sdk_http.call_tool(**add(i)), seconds)
+        results["HTTP, each side's own client"] = take_turns(contenders, rounds)
+        own.close()
+        for driver in drivers.values():
+            driver.close()
+    return results
+
+
+def assert_adds(name: str, answer: dict, request: dict):
+    """A server's answer to tools/call add is 5; the floor's is the request itself."""
+    if name == "floor":
+        assert answer == request, answer
+    else:
+        assert answer["result"]["content"] == ADD_RESULT["content"], (name, answer)
+
+
+class DictTransport(mcp_min.Transport):
+    """MCPClient straight to server.handle, the dict itself, no JSON: the counterpart of the SDK's direct dispatch."""
+
+    def __init__(self, server: mcp_min.MCPServer):
+        super().__init__()
+        self.server = server
+
+    def send(self, message: dict) -> dict | None:
+        """server.handle(message), and the notifications it queued."""
+        reply = self.server.handle(message)
+        self.notifications += mcp_min.take_outbox(self.server)
+        return reply
+
+    def close(self):
+        """Nothing to release."""
+
+
+@contextlib.contextmanager
+def http_servers(tmp: pathlib.Path, with_sdk: bool):
+    """server_demo.py --http, the HTTP floor and the SDK's server, each a child: {name: port}."""
+    children = {"mcp_min": http_child([sys.executable, str(HERE / "server_demo.py"), "--http", "--port", "0"],
+                                      "stderr"),
+                "floor": http_child([sys.executable, str(tmp / "http_floor.py")])}
+    if with_sdk:
+        port = free_port()
+        process = subprocess.Popen([sys.executable, str(tmp / "sdk_server.py"), "http", str(port)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for_port(port, process)
+        children["sdk"] = (process, port)
+    try:
+        yield {name: port for name, (_, port) in children.items()}
+    finally:
+        for process, _ in children.values():
+            stop(process)
+
+
+# ---- table 2: scaling ----
+
+def scaling_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | None) -> dict:
+    """The catalog's size, the argument's size, and the number of HTTP clients at once."""
+    results = {}
+    encoder, decoder = json.JSONEncoder(), json.JSONDecoder()
+    for size in CATALOG_SIZES:  # in memory, JSON each way
+        server = mcp_min.MCPServer("catalog")
+        for i in range(size):
+            server.add_tool(f"tool_{i}", lambda x, y: x + y, "Add two integers.",
+                            {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+                             "required": ["x", "y"]})
+        client = mcp_min.MCPClient(mcp_min.InMemoryTransport(server))
+        client.initialize()
+        request = mcp_min.request(1, "tools/list")
+        response = mcp_min.response(1, server.handle(request)["result"])
+        assert len(client.list_tools(refresh=True)) == size
+
+        def floor(i, request=request, response=response):
+            decoder.decode(encoder.encode(request))
+            decoder.decode(encoder.encode(response))
+
+        contenders = {"mcp_min": lambda client=client: rate(lambda i: client.list_tools(refresh=True), seconds),
+                      "floor": lambda floor=floor: rate(floor, seconds)}
+        if sdk:
+            sdk_client = sdk.client(sdk_json_memory(sdk_server(tools=size)))
+            assert len(sdk.run(sdk_client.list_tools).tools) == size
+            contenders["sdk"] = lambda sdk_client=sdk_client: sdk.rate(lambda i: sdk_client.list_tools(), seconds)
+        results[catalog_row(size)] = take_turns(contenders, rounds)
+
+    drivers = {"mcp_min": LineDriver([sys.executable, str(tmp / "mcp_min_server.py")]),
+               "floor": LineDriver([sys.executable, str(tmp / "stdio_floor.py")], False)}
+    if sdk:
+        drivers["sdk"] = LineDriver([sys.executable, str(tmp / "sdk_server.py")])
+    try:
+        for size in ARGUMENT_SIZES:  # stdio, the bare line driver: the servers' own work only
+            text = ("0123456789abcdef" * (size // 16 + 1))[:size]
+            line = wire_line(mcp_min.request(1, "tools/call", {"name": "echo", "arguments": {"text": text}}))
+            for name, driver in drivers.items():
+                answer = json.loads(driver.exchange(line))
+                echoed = answer["params"]["arguments"] if name == "floor" else answer["result"]["content"][0]
+                assert echoed["text"] == text, name
+            results[argument_row(size)] = take_turns(
+                {name: lambda driver=driver, line=line: rate(lambda i: driver.exchange(line), seconds)
+                 for name, driver in drivers.items()}, rounds)
+    finally:
+        for driver in drivers.values():
+            driver.close()
+
+    with http_servers(tmp, sdk is not None) as ports:
+        for count in CLIENT_COUNTS:  # each client its own connection and session, all at once
+            clients = {name: [HttpDriver(port, handshake=name != "floor") for _ in range(count)]
+                       for name, port in ports.items()}
+            results[clients_row(count)] = take_turns(
+                {name: lambda group=group: together(group, seconds) for name, group in clients.items()}, rounds)
+            for group in clients.values():
+                for driver in group:
+                    driver.close()
+    return results
+
+
+def together(drivers: list, seconds: float) -> float:
+    """Calls per second of all drivers at once, each with one tools/call add in flight. One thread serves them
+    all through a selector: 64 threads would spend the bench's own share of the cores taking turns at the GIL."""
+    posts = {driver.socket: (driver, driver.post(mcp_min.request(1, "tools/call", ADD))) for driver in drivers}
+    selector = selectors.DefaultSelector()
+    for sock, (driver, post) in posts.items():
+        sock.setblocking(False)
+        selector.register(sock, selectors.EVENT_READ)
+    done, in_flight = 0, len(drivers)
+    start = time.perf_counter()
+    deadline = start + seconds
+    for sock, (_, post) in posts.items():
+        sock.sendall(post)
+    while in_flight:  # after the deadline, only the answers still owed are read
+        for key, _ in selector.select(timeout=60):
+            driver, post = posts[key.fileobj]
+            driver.rest += driver.receive()
+            while driver.response() is not None:
+                done += 1
+                if time.perf_counter() < deadline:
+                    key.fileobj.sendall(post)
+                else:
+                    in_flight -= 1
+    elapsed = time.perf_counter() - start
+    selector.close()
+    for sock in posts:
+        sock.settimeout(60)
+    return done / elapsed
+
+
+# ---- table 3: start-up ----
+
+def startup_rows(rounds: int, tmp: pathlib.Path, with_sdk: bool) -> dict:
+    """Launch to the answer to ping, in seconds: {row: {"cold"|"warm": [a launch a round]}}."""
+    warm_env = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    cold_env = {**warm_env, "PYTHONDONTWRITEBYTECODE": "1"}
+    cold, warm = tmp / "cold", tmp / "warm"  # the same files; only warm/ may keep a __pycache__
+    for folder in (cold, warm):
+        folder.mkdir()
+        for name in ("mcp_min.py", "server_demo.py"):
+            shutil.copy(HERE / name, folder / name)
+        shutil.copy(tmp / "mcp_min_server.py", folder / "mcp_min_server.py")
+    python = sys.executable
+    contenders = {("python -c pass", "warm"): lambda: launch_time([python, "-c", "pass"], warm_env, False),
+                  ("json-only server (floor)", "warm"): lambda: launch_time([python, str(tmp / "json_only.py")], warm_env)}
+    for row, script in (("mcp_min alone", "mcp_min_server.py"), ("server_demo.py", "server_demo.py")):
+        contenders[(row, "cold")] = lambda script=script: launch_time([python, str(cold / script)], cold_env)
+        contenders[(row, "warm")] = lambda script=script: launch_time([python, str(warm / script)], warm_env)
+    if with_sdk:
+        contenders[("official SDK server", "warm")] = lambda: launch_time([python, str(tmp / "sdk_server.py")], warm_env)
+    timed = take_turns(contenders, rounds)  # the untimed first round fills warm/'s .pyc cache
+    assert not list(cold.glob("__pycache__")), "the no-cache folder grew a .pyc cache"
+    results = {}
+    for (row, cache), values in timed.items():
+        results.setdefault(row, {})[cache] = values
+    return results
+
+
+def launch_time(command: list, env: dict, answers: bool = True) -> float:
+    """Seconds from launching a stdio server to its answer to ping after initialize (or to exiting, if not answers)."""
+    start = time.perf_counter()
+    if not answers:
+        subprocess.run(command, check=True, env=env)
+        return time.perf_counter() - start
     lines = [mcp_min.request(1, "initialize", INIT_PARAMS), mcp_min.notification("notifications/initialized"),
              mcp_min.request(2, "ping")]
-    wire = b"".join(json.dumps(message).encode() + b"\n" for message in lines)
-    start = time.perf_counter()
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                               bufsize=0, env=STARTUP_ENV)
-    process.stdin.write(wire)
+                               bufsize=0, env=env)
+    process.stdin.write(b"".join(wire_line(message) for message in lines))
     buffer = b""
-    while b'"id": 2' not in buffer and b'"id":2' not in buffer:
+    while not re.search(rb'"id": ?2\b', buffer):
         chunk = os.read(process.stdout.fileno(), 65536)
         if not chunk:
             raise ConnectionError(f"{command} exited before answering ping")
@@ -215,117 +749,274 @@ def first_answer_time(command: list) -> float:
     return elapsed
 
 
-def bare_python_time() -> float:
-    """Seconds to launch `python -c pass` and see it exit: the floor of any Python server's start."""
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], check=True, env=STARTUP_ENV)
-    return time.perf_counter() - start
+# ---- the report ----
+
+def round_trip_table(results: dict, with_sdk: bool) -> list:
+    """Table 1 as Markdown lines."""
+    head = ["path", "serialized", "crossed", "mcp_min, calls/s", "floor, calls/s"]
+    head += ["official SDK, calls/s"] if with_sdk else []
+    head += ["mcp_min ÷ floor"] + (["mcp_min ÷ SDK"] if with_sdk else [])
+    lines = [table_row(head), table_row(["---"] * 3 + ["---:"] * (len(head) - 3))]
+    for row, serialized, crossed in ROUND_TRIPS:
+        lines.append(table_row([row, serialized, crossed] + cells(results[row], with_sdk)))
+    return lines
 
 
-# Start-up is timed as on a student's machine: Python caches compiled modules (.pyc). Where the environment
-# forbids that (PYTHONDONTWRITEBYTECODE, set on some machines), each launch would compile mcp_min.py again,
-# about 30 ms; so the children run without it, and one untimed round fills the cache first.
-STARTUP_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+def scaling_table(results: dict, with_sdk: bool) -> list:
+    """Table 2 as Markdown lines: the same columns, and a note where the SDK outruns the floor."""
+    head = ["scale", "mcp_min, calls/s", "floor, calls/s"] + (["official SDK, calls/s"] if with_sdk else [])
+    head += ["mcp_min ÷ floor"] + (["mcp_min ÷ SDK"] if with_sdk else []) + ["note"]
+    lines = [table_row(head), table_row(["---"] + ["---:"] * (len(head) - 2) + ["---"])]
+    for size in CATALOG_SIZES:
+        row = catalog_row(size)
+        per_tool = {name: figure(1e6 / statistics.median(results[row][name]) / size) for name in ("mcp_min", "floor")}
+        note = f"µs a tool: mcp_min {per_tool['mcp_min']}, floor {per_tool['floor']}"
+        lines.append(table_row([row] + cells(results[row], with_sdk) + [note]))
+    for size in ARGUMENT_SIZES:
+        row = argument_row(size)
+        note = ""
+        if with_sdk and statistics.median(results[row]["sdk"]) > statistics.median(results[row]["floor"]):
+            note = "the SDK outruns the floor itself: pydantic-core, native code, reads and writes big JSON faster than json"
+        lines.append(table_row([row] + cells(results[row], with_sdk) + [note]))
+    for count in CLIENT_COUNTS:
+        row = clients_row(count)
+        lines.append(table_row([row] + cells(results[row], with_sdk) + [""]))
+    return lines
 
 
-def startup_rows(runs: int, sdk_script: pathlib.Path | None) -> dict:
-    """Median start-to-first-answer times, the contenders taking turns."""
-    contenders = {"start: python -c pass (floor)": bare_python_time,
-                  "start: server_demo.py": lambda: first_answer_time(DEMO)}
-    if sdk_script:
-        contenders["start: SDK server"] = lambda: first_answer_time([sys.executable, str(sdk_script)])
-    times = {name: [] for name in contenders}
-    for measure in contenders.values():
-        measure()  # untimed: fills the .pyc cache
-    for _ in range(runs):
-        for name, measure in contenders.items():
-            times[name].append(measure())
-    return {name: statistics.median(values) for name, values in times.items()}
+def cells(values: dict, with_sdk: bool) -> list:
+    """A row's rates and ratios: mcp_min, floor, SDK, then mcp_min ÷ floor and mcp_min ÷ SDK."""
+    mine, floor, sdk = values["mcp_min"], values.get("floor"), values.get("sdk")
+    row = [spread(mine), spread(floor) if floor else "none"] + ([spread(sdk)] if with_sdk else [])
+    row.append(spread(ratios(mine, floor)) if floor else "")
+    if with_sdk:
+        row.append(spread(ratios(mine, sdk)))
+    return row
 
 
-def sdk_available() -> bool:
-    """Whether the official SDK can be imported here."""
-    try:
-        import mcp  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def ratio(rows: dict, top: str, bottom: str):
-    """rows[top] / rows[bottom], or None when either row is missing."""
-    return rows[top] / rows[bottom] if top in rows and bottom in rows else None
-
-
-GOALS = [  # (label, numerator, denominator, goal, True when higher is better)
-    ("in-memory: mcp_min / floor", "memory: mcp_min", "memory: floor", 0.5, True),
-    ("stdio: mcp_min / floor, both by the line driver", "stdio: mcp_min (line driver)", "stdio: floor (line driver)",
-     0.7, True),
-    ("stdio: mcp_min's MCPClient / floor", "stdio: mcp_min (MCPClient)", "stdio: floor (line driver)", 0.7, True),
-    ("in-memory: mcp_min / SDK (in-memory streams)", "memory: mcp_min", "memory: SDK (in-memory streams, mode=legacy)",
-     10, True),
-    ("in-memory: mcp_min / SDK (direct dispatch)", "memory: mcp_min", "memory: SDK (direct dispatch, mode=auto)",
-     10, True),
-    ("stdio: mcp_min (MCPClient) / SDK", "stdio: mcp_min (MCPClient)", "stdio: SDK client -> SDK server", 10, True),
-    ("start: server_demo.py / python -c pass", "start: server_demo.py", "start: python -c pass (floor)", 1.3, False),
-    ("start: server_demo.py / SDK server", "start: server_demo.py", "start: SDK server", None, False),
-]
-
-
-def report(rows: dict, args, markdown: bool) -> str:
-    """The rows and the ratios, as plain text or as a Markdown table."""
-    lines = []
-    if markdown:
-        lines += ["| measured | value |", "|---|---:|"]
-        lines += [f"| {name} | {format_value(name, value)} |" for name, value in rows.items()]
-        lines += ["", "| ratio | value | goal | met |", "|---|---:|---|---|"]
-    else:
-        lines += [f"{name:<52} {format_value(name, value):>16}" for name, value in rows.items()]
-        lines += ["", f"{'ratio':<52} {'value':>8}   goal"]
-    for label, top, bottom, goal, higher in GOALS:
-        value = ratio(rows, top, bottom)
-        if value is None:
+def startup_table(results: dict, with_sdk: bool) -> list:
+    """Table 3 as Markdown lines: milliseconds, and each warm launch ÷ the floor's, round by round."""
+    lines = [table_row(["launch, then the answer to ping", "imports", "no .pyc cache, ms", "warm .pyc cache, ms",
+                        "warm ÷ floor"]), table_row(["---", "---", "---:", "---:", "---:"])]
+    floor = results["json-only server (floor)"]["warm"]
+    for row, imports, has_cold in STARTUP:
+        if row in SDK_ONLY_ROWS and not with_sdk:
             continue
-        target = "" if goal is None else (f">= {goal}" if higher else f"<= {goal}")
-        met = "" if goal is None else ("yes" if (value >= goal if higher else value <= goal) else "NO")
-        if markdown:
-            lines.append(f"| {label} | {value:.2f} | {target} | {met} |")
-        else:
-            lines.append(f"{label:<52} {value:>8.2f}   {target} {met}".rstrip())
-    return "\n".join(lines)
+        times = results[row]
+        cold = spread([t * 1000 for t in times["cold"]]) if has_cold else "-"
+        lines.append(table_row([row, imports, cold, spread([t * 1000 for t in times["warm"]]),
+                                spread(ratios(times["warm"], floor))]))
+    return lines
 
 
-def format_value(name: str, value: float) -> str:
-    """A rate as calls per second, a start time in milliseconds."""
-    return f"{value * 1000:,.0f} ms" if name.startswith("start:") else f"{value:,.0f} calls/s"
+def table_row(cells: list) -> str:
+    """One Markdown table row."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def report(results: dict, args, with_sdk: bool) -> str:
+    """The README's "How fast" section: what was measured, how, the three tables, and what each row means."""
+    sdk_version = sdk_package_version() if with_sdk else None
+    machine = (f"Python {platform.python_version()} on {platform.system()} {platform.machine()}, "
+               f"{os.cpu_count()} cores")
+    lines = [
+        "## How fast",
+        "",
+        "`tools/call` round trips per second, and the time from launch to a first answer, for `mcp_min` beside its "
+        "floors (the least any server must spend on the same path, measured in the same run) and"
+        + (f" the official SDK {sdk_version} doing the same work." if with_sdk else
+           " (where it is installed) the official SDK doing the same work."),
+        f"One run of `python bench.py{' --markdown' * args.markdown}{' --quick' * args.quick}` ({machine}): after an "
+        f"untimed first round, each round runs every contender of a row once, in turn, the order rotated between "
+        f"rounds; the bench and every server it starts share one CPU, so that a round trip costs its work and not "
+        f"a wake-up on another CPU, which comes and goes with the scheduler. A cell is the median of "
+        f"{args.rounds} rounds of {args.seconds} s (start-up: {args.launches} launches) and, in brackets, the "
+        "slowest and the fastest round. A ratio is taken round by round, then its median and range: these "
+        "machines are shared and noisy, so the ratios are the result, not the rates. *mcp_min ÷ floor* and "
+        "*mcp_min ÷ SDK* divide rates (above 1, mcp_min is the faster); at start-up, *warm ÷ floor* divides "
+        "times (above 1, the slower). `python bench.py --quick` gives the same rows in seconds; without the SDK "
+        "installed, its columns and rows are left out.",
+        "",
+        "### Round trips: `tools/call add`",
+        "",
+        *round_trip_table(results, with_sdk),
+        "",
+        "- *in memory*: `MCPClient` over `InMemoryTransport` (each message `json.dumps`'d and `json.loads`'d). "
+        "Floor: the four `json` calls of one round trip, with a prebuilt encoder and decoder. SDK: `Client` over "
+        "its in-memory streams with each message dumped to JSON text and validated back, as its stdio transport "
+        "does (its own in-memory paths pass Python objects).",
+        "- *in memory, no JSON*: nothing is serialized. mcp_min: `MCPClient` handing the dict straight to "
+        "`server.handle`; SDK: `Client(server, mode=\"auto\")`, its direct dispatch. No floor.",
+        "- *stdio, bare line driver*: the bench writes one prebuilt line to the server's stdin and reads one line "
+        "back, parsing nothing, so only the server's work is timed. mcp_min: `server_demo.py`; SDK: its "
+        "`MCPServer` with the same tool; floor: a child that only does `json.dumps(json.loads(line))`.",
+        "- *stdio, each side's own client*: mcp_min's `MCPClient` over `StdioTransport`; the SDK's `Client` over "
+        "stdio to its server; the floor as above.",
+        "- *HTTP, bare driver*: one kept-alive connection; the bench sends a prebuilt POST on a raw socket and reads "
+        "the response. mcp_min: `server_demo.py --http`; SDK: its server over Streamable HTTP with "
+        "`json_response=True` (uvicorn); floor: a stdlib `http.server` child that parses and re-encodes each body "
+        "and writes headers and body in one write.",
+        "- *HTTP, each side's own client*: mcp_min's `HttpTransport`; the SDK's `Client` over Streamable HTTP; the "
+        "floor as above.",
+        "- The SDK's servers run with `log_level=\"WARNING\"` (no log line per request, as in mcp_min) and "
+        "`structured_output=False` (the same one text block in the result).",
+        "",
+        "### Scaling",
+        "",
+        *scaling_table(results, with_sdk),
+        "",
+        "- *tools/list*: in memory, as in the first row above; the catalog is that many copies of `add`. A rate "
+        "that falls as the catalog grows, at a steady cost a tool, is linear.",
+        "- *tools/call echo*: stdio with the bare line driver, the string argument sent back in the result; the "
+        "servers are mcp_min alone and the SDK's, the floor as above (it parses and re-encodes the whole line).",
+        "- *HTTP, N clients*: N connections at once, each with its own session and one `tools/call add` in flight, "
+        "driven by one thread of the bench through a selector; the servers as in *HTTP, bare driver*. The bench "
+        "and the server share one CPU: a rate is their work together.",
+        "",
+        "### Start-up",
+        "",
+        *startup_table(results, with_sdk),
+        "",
+        "- Each launch sends `initialize`, `notifications/initialized` and `ping` and stops the clock at the answer "
+        "to `ping`. The floor imports only `json` and answers each line; `python -c pass` only starts and exits.",
+        "- *mcp_min alone* is a server of one module: `mcp_min.py` and a ten-line script. *No .pyc cache*: "
+        "`PYTHONDONTWRITEBYTECODE=1` in a folder without `__pycache__`, so `mcp_min.py` is compiled at every "
+        "launch, as on a machine that sets it; *warm*: the cache written by an untimed launch first. The SDK's "
+        "server is timed warm (pip compiles its packages when it installs them).",
+        "",
+        "`python bench.py --parse` compares `parse()`, with its depth guard, against `json.loads` on the messages "
+        "that stress the guard.",
+    ]
+    return "\n".join(line if line.startswith(("|", "#")) else prose(line) for line in lines)
+
+
+def prose(text: str) -> str:
+    """A paragraph or a bullet wrapped as the rest of README.md is."""
+    return textwrap.fill(text, width=115, subsequent_indent="  " if text.startswith("- ") else "",
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def sdk_package_version() -> str:
+    """The installed official SDK's version."""
+    from importlib.metadata import version
+    return version("mcp")
+
+
+# ---- README.md: the section between the markers ----
+
+START, END = "<!-- howfast:start -->", "<!-- howfast:end -->"
+
+
+def readme_section(text: str) -> str:
+    """README.md's text between the "How fast" markers."""
+    return text[text.index(START) + len(START):text.index(END)]
+
+
+def table_rows(section: str) -> list:
+    """The first cell of every table row in section, header and rule rows aside."""
+    labels = []
+    for line in section.splitlines():
+        if line.startswith("| ") and not line.startswith("| ---"):
+            labels.append(line[2:].split(" | ")[0])
+    return [label for label in labels if label not in HEADERS]
+
+
+HEADERS = {"path", "scale", "launch, then the answer to ping", "case"}
+
+
+def check_readme() -> list:
+    """What differs between README.md's tables and the bench's rows (as generated with the SDK); [] if nothing."""
+    found, wanted = table_rows(readme_section(README.read_text(encoding="utf-8"))), rows(with_sdk=True)
+    return ([f"README.md lacks the row {row!r}" for row in wanted if row not in found]
+            + [f"README.md has a row the bench does not make: {row!r}" for row in found if row not in wanted])
+
+
+def write_readme(section: str):
+    """Put section between README.md's "How fast" markers."""
+    text = README.read_text(encoding="utf-8")
+    README.write_text(text.replace(readme_section(text), f"\n{section}\n"), encoding="utf-8")
+
+
+# ---- parse(): its depth guard against json.loads ----
+
+def parse_cases() -> list:
+    """(case, bytes): the messages that stress parse()'s nesting guard, and a plain short one."""
+    def call(arguments):
+        return json.dumps(mcp_min.request(1, "tools/call", {"name": "echo", "arguments": arguments})).encode()
+    code = json.dumps([{"id": i, "name": f"n{i}", "tags": ["a", "b"]} for i in range(55_000)])
+    return [
+        ("a short tools/call (add)", json.dumps(mcp_min.request(1, "tools/call", ADD)).encode()),
+        ("a 3.9 MB string argument, no brackets", call({"text": "x" * 3_900_000})),
+        ("100,000 small objects", call({"items": [{"id": i, "name": f"n{i}"} for i in range(100_000)]})),
+        ("a 3.9 MB string full of brackets", call({"text": "[{]}" * 975_000})),
+        ("300,000 short strings, each holding brackets", call({"items": ["[x]"] * 300_000})),
+        ("a short message, a string of 500 brackets", call({"text": "[" * 500})),
+        ("JSON text inside a string (escaped quotes), 3 MB", call({"text": code})),
+    ]
+
+
+def parse_table(rounds: int, seconds: float) -> list:
+    """parse() ÷ json.loads on each case, as Markdown lines: time multiples, round by round."""
+    lines = [table_row(["case", "size", "json.loads, calls/s", "parse, calls/s", "parse time ÷ json.loads time"]),
+             table_row(["---", "---:", "---:", "---:", "---:"])]
+    for case, data in parse_cases():
+        # json.loads here is the same prebuilt decoder that parse() uses, on the same text: only the guard differs.
+        values = take_turns({"json": lambda data=data: rate(lambda i: mcp_min.DECODER.decode(data.decode("utf-8")), seconds),
+                             "parse": lambda data=data: rate(lambda i: mcp_min.parse(data), seconds)}, rounds)
+        lines.append(table_row([case, size_text(len(data)), spread(values["json"]), spread(values["parse"]),
+                                spread(ratios(values["json"], values["parse"]))]))
+    return lines
 
 
 def main(argv=None) -> int:
-    """Measure everything, print the rows and the ratios."""
+    """Measure and print the tables; or --check README.md's rows; or --parse."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="a few seconds: fewer, shorter rounds")
-    parser.add_argument("--no-sdk", action="store_true", help="skip the official SDK's rows")
-    parser.add_argument("--markdown", action="store_true", help="print the results as Markdown tables")
+    parser.add_argument("--quick", action="store_true", help="seconds, not minutes: fewer and shorter rounds")
+    parser.add_argument("--no-sdk", action="store_true", help="leave out the official SDK even where it is installed")
+    parser.add_argument("--markdown", action="store_true", help="also rewrite README.md's How fast section")
+    parser.add_argument("--check", action="store_true", help="exit 1 if README.md's tables and the bench's rows differ")
+    parser.add_argument("--parse", action="store_true", help="parse() against json.loads")
     args = parser.parse_args(argv)
-    rounds, seconds, runs = (3, 0.1, 1) if args.quick else (7, 0.6, 11)
-    use_sdk = sdk_available() and not args.no_sdk
-    print(f"# bench.py{' --quick' if args.quick else ''}: Python {platform.python_version()} on "
-          f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores; medians of {rounds} rounds of "
-          f"{seconds} s (start: {runs} launches); the SDK rows {'included' if use_sdk else 'skipped: mcp not importable' if not sdk_available() else 'skipped (--no-sdk)'}",
+    if args.check:
+        problems = check_readme()
+        print("\n".join(problems) or "README.md's How fast tables have every row the bench makes, and no other")
+        return 1 if problems else 0
+    args.rounds, args.seconds, args.launches = (3, 0.05, 2) if args.quick else (7, 0.4, 11)
+    if args.parse and "MALLOC_MMAP_THRESHOLD_" not in os.environ:
+        # glibc maps each block of megabytes afresh, or not, depending on what was freed before: a 4 MB
+        # json.loads then ran at 200/s or at 640/s, whichever contender ran last. Fixed, it is the CPU's work.
+        fixed = {**os.environ, "MALLOC_MMAP_THRESHOLD_": str(64 << 20), "MALLOC_TRIM_THRESHOLD_": str(256 << 20)}
+        return subprocess.run([sys.executable, __file__, *(argv if argv is not None else sys.argv[1:])], env=fixed).returncode
+    if args.parse:
+        print("\n".join(parse_table(args.rounds, args.seconds)))
+        return 0
+    with_sdk = sdk_available() and not args.no_sdk
+    print(f"# bench.py: Python {platform.python_version()}; the official SDK "
+          f"{'included' if with_sdk else 'left out: ' + ('--no-sdk' if args.no_sdk else 'mcp is not importable')}",
           flush=True)
-    rows = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        sdk_script = None
-        if use_sdk:
-            sdk_script = pathlib.Path(tmp) / "sdk_server.py"
-            sdk_script.write_text(SDK_SERVER)
-        rows.update(in_memory_rows(rounds, seconds))
-        rows.update(stdio_rows(rounds, seconds))
-        rows.update(http_rows(rounds, seconds))
-        if use_sdk:
-            rows.update(sdk_rows(rounds, seconds, sdk_script))
-        rows.update(startup_rows(runs, sdk_script))
-    print(report(rows, args, args.markdown))
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = pathlib.Path(folder)
+        for name, text in (("mcp_min_server.py", MCP_MIN_SERVER), ("sdk_server.py", SDK_SERVER),
+                           ("stdio_floor.py", STDIO_FLOOR), ("http_floor.py", HTTP_FLOOR),
+                           ("json_only.py", JSON_ONLY_SERVER)):
+            (tmp / name).write_text(text)
+        shutil.copy(HERE / "mcp_min.py", tmp / "mcp_min.py")  # beside mcp_min_server.py, which imports it
+        # One CPU for the bench and every child it starts: a round trip through a pipe or a socket then costs
+        # its work, not a wake-up on another CPU, which comes and goes with the scheduler and the machine's
+        # other tenants (it doubled the range of a round).
+        with on_cpu(min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None):
+            sdk = Sdk() if with_sdk else None
+            try:
+                results = round_trip_rows(args.rounds, args.seconds, tmp, sdk)
+                results |= scaling_rows(args.rounds, args.seconds, tmp, sdk)
+            finally:
+                if sdk:
+                    sdk.close()
+            results |= startup_rows(args.launches, tmp, with_sdk)
+    section = report(results, args, with_sdk)
+    print(section)
+    if args.markdown:
+        write_readme(section)
     return 0
 
 

@@ -1333,7 +1333,10 @@ class MCPClient:
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # one stdio line or one HTTP body
 MAX_DEPTH = 100  # arrays and objects nested deeper are refused: json.loads would recurse that deep
-JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+SHORT_MESSAGE = 1024  # bytes: below this, a pass over every byte costs less than leaping with find()
+WALKED_STRINGS = 32  # strings leapt over one by one before the rest of a message is taken in bulk
+ONE_KIND = bytes.maketrans(b"{}", b"[]")  # depth is all that is measured; json.loads checks the pairs match
+NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))  # the bytes that neither nest nor quote
 
 
 def reject_constant(name: str):
@@ -1348,19 +1351,58 @@ ENCODER = json.JSONEncoder(allow_nan=False)
 def parse(data: bytes | str):
     """Parse one message from the wire; anything that is not JSON raises PARSE_ERROR (course 000)."""
     try:
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
-        # Counting brackets is cheap; only a message with many of them is measured before parsing.
-        if text.count("[") + text.count("{") > MAX_DEPTH and nesting(text) > MAX_DEPTH:
+        if isinstance(data, bytes):
+            wire, text = data, data.decode("utf-8")
+        else:
+            wire, text = data.encode("utf-8", "surrogatepass"), data
+        # A short message is counted, brackets in strings and all: most hold far too few to nest MAX_DEPTH deep.
+        few = len(wire) < SHORT_MESSAGE and wire.count(b"[") + wire.count(b"{") <= MAX_DEPTH
+        if not few and nesting(wire) > MAX_DEPTH:  # checked first: json.loads would recurse as deep as it goes
             raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
         return DECODER.decode(text)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError too
         raise RPCError(PARSE_ERROR, f"parse error: {str(exc)[:100]}")
 
 
-def nesting(text: str) -> int:
-    """How deep arrays and objects nest in text, brackets inside strings aside."""
-    steps = [1 if char in "[{" else -1 for char in JSON_STRING.sub("", text) if char in "[]{}"]
-    return max(itertools.accumulate(steps), default=0)
+def nesting(wire: bytes) -> int:
+    """How deep arrays and objects nest in wire, brackets in strings aside; a bound when too few to pass MAX_DEPTH."""
+    # A long message may hold too few brackets to nest MAX_DEPTH deep, strings and all: find() leaps from one
+    # to the next at memory speed (counting would read every byte) and stops once there are enough.
+    if len(wire) >= SHORT_MESSAGE:
+        brackets = 0
+        for opener in (b"[", b"{"):
+            at = wire.find(opener)
+            while at >= 0 and brackets <= MAX_DEPTH:
+                brackets, at = brackets + 1, wire.find(opener, at + 1)
+        if brackets <= MAX_DEPTH:
+            return brackets
+    # Then only the brackets outside strings count. find() leaps over a long string too, so a long message's
+    # first strings are stepped over one by one; an escaped quote ends the walk, and if it skipped little
+    # (many short strings), the bulk below takes the whole message instead.
+    outside, start = [], 0
+    for _ in range(WALKED_STRINGS if len(wire) >= SHORT_MESSAGE else 0):
+        opening = wire.find(b'"', start)
+        closing = wire.find(b'"', opening + 1) if opening >= 0 else -1
+        if closing < 0 or wire.endswith(b"\\", opening + 1, closing):
+            break
+        outside.append(wire[start:opening])
+        start = closing + 1
+    rest = b"".join([*outside, wire[start:]]) if start > len(wire) // 2 else wire
+    if b"\\" in rest:  # an escaped backslash escapes nothing; an escaped quote ends no string
+        rest = rest.replace(b"\\\\", b"").replace(b'\\"', b"")
+    # Keep brackets and quotes; a string without brackets is now "" and goes, then what any other string holds.
+    brackets = rest.translate(ONE_KIND, NOT_STRUCTURE).replace(b'""', b"")
+    if b'"' in brackets:
+        brackets = b"".join(brackets.split(b'"')[::2])
+    depth = 0
+    while brackets and depth <= MAX_DEPTH:  # each pass peels the innermost pairs: one level
+        peeled = brackets.replace(b"[]", b"")
+        if len(peeled) == len(brackets):
+            break  # brackets that never close: not JSON, which json.loads will say
+        brackets, depth = peeled, depth + 1
+        if depth == 1 and b"[" * MAX_DEPTH in brackets:  # [[[[... a hundred more levels: settled at once
+            return MAX_DEPTH + 1
+    return depth + brackets.count(b"[")
 
 
 def encode(message: dict) -> str:
