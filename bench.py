@@ -580,7 +580,7 @@ class DictTransport(mcp_min.Transport):
     def send(self, message: dict) -> dict | None:
         """server.handle(message), and the notifications it queued."""
         reply = self.server.handle(message)
-        self.notifications += mcp_min.take_outbox(self.server)
+        self.notifications.extend(self.server.drain_outbox())
         return reply
 
     def close(self):
