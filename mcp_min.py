@@ -1132,6 +1132,8 @@ class MCPClient:
 
     def request(self, method: str, params: dict | None = None) -> dict:
         """Send a request and return its result; an error response raises RPCError."""
+        if self.era is None and method not in ("initialize", "server/discover", "ping"):
+            raise RuntimeError(f"connect first: client.connect() (or client.initialize()) before {method}")
         params = dict(params or {})
         if self.era == "stateless" or method == "server/discover":  # each request says it all (course 004)
             params = self.with_meta(params)
@@ -1162,6 +1164,11 @@ class MCPClient:
         self.notify("notifications/initialized")
         return result
 
+    def limit_wait(self, seconds: float | None):
+        """Wait at most seconds for each response from now on (a transport in memory never waits)."""
+        if seconds:
+            self.transport.timeout = seconds
+
     def discover(self) -> dict:
         """server/discover: what a 2026-07-28 server speaks, asked without a handshake."""
         result = self.request("server/discover")
@@ -1174,10 +1181,17 @@ class MCPClient:
         if mode not in ("auto", "legacy"):
             raise ValueError(f"mode is 'auto' or 'legacy', not {mode!r}")
         if mode == "auto":
+            whole = getattr(self.transport, "timeout", None)  # a silent server costs one timeout in all, not two
             try:
+                self.limit_wait(whole and whole / 3)
                 result = self.discover()
-            except (RPCError, TimeoutError):
-                return self.initialize()  # an older server: -32601 or the like, or silence
+            except RPCError:
+                return self.initialize()  # an older server: -32601 or the like
+            except TimeoutError:
+                self.limit_wait(whole and whole * 2 / 3)
+                return self.initialize()  # an older server that ignores what it does not know
+            finally:
+                self.limit_wait(whole)
             if STATELESS_VERSIONS[0] in result.get("supportedVersions", []):
                 self.era, self.protocol_version = "stateless", STATELESS_VERSIONS[0]
                 return result

@@ -306,7 +306,9 @@ def fuzz_in_memory(lines: list, initialize: bool):
             assert_well_formed(reply)
             assert got(reply) == expected, line[:200]
         transport.drain()
-    if not server._initialized:
+    if server._initialized:
+        client.era = "handshake"  # the fuzzed lines opened the session themselves
+    else:
         client.initialize()
     assert client.call_tool("add", {"x": 2, "y": 3}) == ADD_RESULT
 
