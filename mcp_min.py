@@ -41,7 +41,12 @@ Example:
     client.call_tool("add", {"x": 2, "y": 3})   # {"content": [{"type": "text", "text": "5"}]}
 """
 
-import base64, collections, inspect, itertools, json, os, queue, re, sys, threading, time, types, typing
+import sys
+
+if sys.version_info < (3, 10):  # before anything else, so that an older Python gets one clear line
+    sys.exit(f"mcp_min needs Python 3.10 or newer; this is Python {sys.version.split()[0]}")
+
+import base64, collections, inspect, json, os, queue, re, threading, time, types, typing
 # subprocess, select, signal, hmac and the HTTP modules are imported where they are used: a stdio
 # server that needs none of them starts sooner.
 
@@ -155,7 +160,7 @@ def tool_result(value) -> dict:
         return {"content": [text_content(value)]}
     result = {"content": [text_content(ENCODER.encode(value))]}
     if isinstance(value, dict):
-        result["structuredContent"] = value  # the handshake era wants an object here (WIRE.md 4)
+        result["structuredContent"] = value  # spec 2025-11-25, server/tools: structuredContent is an object
     return result
 
 
@@ -466,8 +471,6 @@ class MCPServer:
         and raises KeyError for a value it does not know (the client gets "unknown resource"). With
         replace, offering a uri again replaces its content, and its subscribers hear of it.
         """
-        if not isinstance(uri, str):
-            raise TypeError(f"a resource needs its URI first, as in @server.resource(\"notes://{{name}}\"), not {uri!r}")
         self._refuse_twice("resource", uri, self.templates if "{" in uri else self.resources, replace)
         reader = read if callable(read) else lambda: read
         spec = {"name": name or uri, "mimeType": mime_type, "description": description or first_line(reader.__doc__)}
@@ -504,6 +507,8 @@ class MCPServer:
 
     def resource(self, uri: str, name: str | None = None, mime_type: str = "text/plain"):
         """Decorator: @server.resource("policy://{doc_id}") serves what the function returns."""
+        if not isinstance(uri, str):  # @server.resource without its URI: say so now, not at the first read
+            raise TypeError(f"a resource needs its URI first, as in @server.resource(\"notes://{{name}}\"), not {uri!r}")
         return lambda fn: self.add_resource(uri, fn, name or fn.__name__, mime_type=mime_type)
 
     def prompt(self, name: str | None = None, description: str = ""):
@@ -937,9 +942,15 @@ def call(fn, **arguments):
 
 
 def report(what: str, exc: BaseException):
-    """Write on stderr where a tool failed: its frames (file names only), then the exception. Never on stdout."""
+    """Write on stderr where a tool failed: the frames of its own code (file names only), then the exception.
+
+    Never on stdout. Frames of this module and of the standard library are left out: they are not the
+    tool author's to fix, and their line numbers change with the Python version.
+    """
     import traceback
-    frames = traceback.extract_tb(exc.__traceback__)[1:]  # from the tool's own frame on
+    stdlib = os.path.dirname(os.__file__)
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
+              if os.path.abspath(frame.filename) != os.path.abspath(__file__) and not frame.filename.startswith(stdlib)]
     lines = [f"mcp_min: {what}:"] + [f'  File "{os.path.basename(frame.filename)}", line {frame.lineno}, in {frame.name}'
                                      + (f"\n    {frame.line}" if frame.line else "") for frame in frames]
     print("\n".join(lines + [f"{type(exc).__name__}: {exc}"]), file=sys.stderr, flush=True)
@@ -1013,7 +1024,7 @@ def template_variables(pattern: re.Pattern, uri: str, spanning: set) -> dict | N
 def prompt_messages(rendered) -> list:
     """A prompt's messages: a string is one user message; a list may mix strings and {role, content} messages.
 
-    A message's role is "user" or "assistant", and its content is one block (WIRE.md 8.9).
+    A message's role is "user" or "assistant", and its content is one block (spec 2025-11-25, server/prompts, PromptMessage).
     """
     items = rendered if isinstance(rendered, list) else [rendered]
     return [{"role": "user", "content": text_content(item)} if isinstance(item, str) else item for item in items]
@@ -1036,7 +1047,7 @@ SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 
-# Each capability's value is an object, never `true` (WIRE.md 8.5). The course's lab declares
+# Each capability's value is an object, never `true` (spec 2025-11-25, basic/lifecycle). The course's lab declares
 # {"tools": {"listChanged": true}, "resources": {}, "prompts": {}}; this one also notifies
 # resource and prompt list changes, and serves logging, subscriptions and completions.
 HANDSHAKE_CAPABILITIES = {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
@@ -1587,10 +1598,15 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
 
 def read_lines(stdin, write):
     """Each message read from stdin, one per line; a line that is not one gets its error written here."""
-    while line := stdin.readline(MAX_MESSAGE_BYTES + 1):  # end of input ends the loop: exit code 0
+    while True:
+        line = stdin.readline(MAX_MESSAGE_BYTES + 1)
+        if not line:
+            return  # end of input: the server exits with code 0
         if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
-            while (rest := stdin.readline(MAX_MESSAGE_BYTES)) and not rest.endswith(b"\n"):
-                pass  # drop the rest of the oversized line
+            while True:  # drop the rest of the oversized line
+                rest = stdin.readline(MAX_MESSAGE_BYTES)
+                if not rest or rest.endswith(b"\n"):
+                    break
             write([error_response(None, INVALID_REQUEST, f"message larger than {MAX_MESSAGE_BYTES} bytes")])
         elif line.strip():
             try:
@@ -1824,8 +1840,10 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
                     with sessions_lock:
                         sessions[sid] = [server, time.monotonic()]
                 self.respond(200, reply, {"Mcp-Session-Id": sid} if reply and "result" in reply else {})
-            elif server := self.session():
-                self.serve(server, message, lambda reply: 200)
+            else:
+                server = self.session()
+                if server:
+                    self.serve(server, message, lambda reply: 200)
 
         def post_stateless(self, message):
             """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses."""
@@ -2373,7 +2391,10 @@ def tap(command: list, log=None) -> int:
     def pump(source: int, target: int, arrow: str):
         """Copy bytes as they arrive, logging each whole line before the bytes that end it are passed on."""
         pending = bytearray()  # the line begun and not ended: it grows, never copied whole (a long line is linear)
-        while chunk := os.read(source, 65536):
+        while True:
+            chunk = os.read(source, 65536)
+            if not chunk:
+                break
             *ends, rest = chunk.split(b"\n")
             if ends:
                 write_log(arrow, [bytes(pending) + ends[0], *ends[1:]])  # so a request is logged before its response

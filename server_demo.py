@@ -133,6 +133,10 @@ def main(argv=None) -> int:
     if args.http:
         serve_http(lambda: make_server(allow, key), port=args.port)
     else:
+        if sys.stdin.isatty():  # a person, not a host: say what this is and how to talk to it
+            print("server_demo: an MCP server; it speaks JSON-RPC, one message a line, on stdin and stdout.\n"
+                  'Paste {"jsonrpc": "2.0", "id": 1, "method": "ping"} and press Enter; Ctrl-D ends it.\n'
+                  "To watch a whole session instead: python client_demo.py", file=sys.stderr)
         try:
             serve_stdio(make_server(allow, key))
         except KeyboardInterrupt:

@@ -15,7 +15,7 @@ LESSONS = HERE / "lessons"
 NOTEBOOKS = sorted(LESSONS.glob("[0-9]*.ipynb"))
 SOLUTIONS = sorted((LESSONS / "solutions").glob("*.py"))
 BANNERS = re.findall(r"^# ---- (\d+)\. (.+?) ----$", (HERE / "mcp_min.py").read_text(encoding="utf-8"), re.M)
-FIRST_CELL = "import sys, pathlib; sys.path.insert(0, str(pathlib.Path.cwd().parent))"
+FIRST_CELL = "import sys, pathlib  # the project's folder (with mcp_min.py): where the notebook runs, or above it"
 
 
 def load_build():

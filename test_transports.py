@@ -567,7 +567,7 @@ def test_stdio_transport_close_terminates_a_server_that_ignores_end_of_input():
 
 
 def test_stdio_transport_close_kills_a_server_that_ignores_sigterm_too():
-    # The last resort after SIGTERM is SIGKILL (WIRE.md 2), so close() always returns with the server gone.
+    # The last resort after SIGTERM is SIGKILL (spec 2025-11-25, basic/lifecycle, "Shutdown"), so close() always returns with the server gone.
     deaf = [PYTHON, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"]
     transport = mcp_min.StdioTransport(deaf, timeout=1)
     time.sleep(0.5)  # let it install its SIGTERM handler before close() sends the signal
@@ -675,7 +675,7 @@ def without(headers: dict, name: str) -> dict:
 
 
 def stateless_rows():
-    """(case, message, headers, status, body) for the stateless era's status mapping (WIRE.md 7)."""
+    """(case, message, headers, status, body) for the stateless era's status mapping (spec 2026-07-28, basic/transports/streamable-http)."""
     old, old_headers = stateless(1, "tools/list",
                                  meta={**META, "io.modelcontextprotocol/protocolVersion": "2025-06-18"})
     unknown, unknown_headers = stateless(2, "tools/frobnicate")
@@ -716,7 +716,7 @@ def stateless_rows():
 
 
 def test_stateless_errors_map_to_their_http_statuses():
-    # Each stateless-era failure gets its WIRE.md status and its JSON-RPC error body; no session is involved.
+    # Each stateless-era failure gets the status the spec gives it (2026-07-28, Streamable HTTP) and its JSON-RPC error body; no session is involved.
     with http_endpoint() as port:
         conn = connection(port)
         for case, message, headers, status, body in stateless_rows():

@@ -64,10 +64,11 @@ def run_cell(source: str, namespace: dict, name: str, count: int) -> list:
     return outputs
 
 
-def run_notebook(path, replace: dict | None = None) -> list:
-    """Run a notebook's code cells in order in a fresh namespace, cwd lessons/; each cell's outputs.
+def run_notebook(path, replace: dict | None = None, cwd=LESSONS, afterwards: tuple = ()) -> list:
+    """Run a notebook's code cells in order in a fresh namespace, in cwd; each cell's outputs.
 
-    replace maps an exercise id ("01-1") to the source that takes that exercise cell's place.
+    replace maps an exercise id ("01-1") to the source that takes that exercise cell's place; the sources in
+    afterwards then run in the same namespace, as a student runs cells again after Run All.
     """
     path = pathlib.Path(path)
     notebook = json.loads(path.read_text(encoding="utf-8"))
@@ -78,12 +79,13 @@ def run_notebook(path, replace: dict | None = None) -> list:
         del sys.modules[name]
     results = []
     try:
-        os.chdir(LESSONS)
-        for count, cell in enumerate(code_cells(notebook), 1):
-            source = source_of(cell)
+        os.chdir(cwd)
+        sources = [source_of(cell) for cell in code_cells(notebook)]
+        for index, cell in enumerate(code_cells(notebook)):
             exercise = cell.get("metadata", {}).get("exercise")
             if replace and exercise in replace:
-                source = replace[exercise]
+                sources[index] = replace[exercise]
+        for count, source in enumerate([*sources, *afterwards], 1):
             try:
                 results.append(run_cell(source, namespace, f"<{path.name} cell {count}>", count))
             except Exception as exc:

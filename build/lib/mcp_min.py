@@ -1,0 +1,2476 @@
+"""mcp_min: the Model Context Protocol in one standard-library module.
+
+The lab of the course (course text 000 is its map). Read it top to bottom; the banners carry the
+section numbers the lessons use:
+
+  1. Messages            JSON-RPC 2.0 as plain dicts, the error codes, RPCError
+  2. The server          MCPServer.handle, the handshake gate, _dispatch, _call_tool, the _outbox
+  3. Versions and eras   negotiation, the stateless 2026-07-28 revision, input_required
+  4. The client          MCPClient, tools_cache, _pump_notifications
+  5. Transports          InMemoryTransport, stdio, Streamable HTTP, all with one trace hook
+  6. The wire tap        python mcp_min.py tap -- <server command>
+
+Glossary (one word per concept; the module uses no synonyms):
+  message       one JSON-RPC object on the wire: a request, a notification or a response
+  request       a message with an "id" and a "method"; it gets exactly one response
+  notification  a message with a "method" and no "id" key; it never gets a response
+  response      a message that echoes a request's id and holds a result or an error (a variable
+                holding one is named `reply`, as `response()` is the function that builds one)
+  result        the object a successful response carries
+  error         the {code, message, data?} object a failed response carries
+  tool          a function a client may call (tools/call)
+  resource      data a client may read by URI (resources/read); a URI template names many
+  prompt        a message template a client may fill in (prompts/get)
+  catalog       the tools, resources and prompts one server offers
+  session       one client's state on a server in the handshake era: gate, version, outbox
+  allow-list    the tools a session may call: the permission boundary
+  era           how a request is served: "handshake" (2025-06-18, 2025-11-25) or "stateless" (2026-07-28)
+  outbox        notifications the server queued; the transport delivers them before the next response
+  transport     what carries messages between a client and a server: memory, stdio or HTTP
+
+Example:
+    server = MCPServer("demo")
+
+    @server.tool()
+    def add(x: int, y: int) -> int:
+        "Add two integers."
+        return x + y
+
+    client = MCPClient(InMemoryTransport(server))
+    client.initialize()
+    client.call_tool("add", {"x": 2, "y": 3})   # {"content": [{"type": "text", "text": "5"}]}
+"""
+
+import sys
+
+if sys.version_info < (3, 10):  # before anything else, so that an older Python gets one clear line
+    sys.exit(f"mcp_min needs Python 3.10 or newer; this is Python {sys.version.split()[0]}")
+
+import base64, collections, inspect, json, os, queue, re, threading, time, types, typing
+# subprocess, select, signal, hmac and the HTTP modules are imported where they are used: a stdio
+# server that needs none of them starts sooner.
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 1. Messages ----
+# JSON-RPC 2.0: three shapes, told apart by which keys are present, never by a type tag (course 000).
+# ---------------------------------------------------------------------------------------------------
+
+JSONRPC = "2.0"
+
+# The five standard codes, and the three of the 2026-07-28 revision (spec 2026-07-28, basic, "Error Codes").
+PARSE_ERROR = -32700  # the bytes were not JSON: raised at the transport edge, so the id is null
+INVALID_REQUEST = -32600  # not a valid request object
+METHOD_NOT_FOUND = -32601  # no such method
+INVALID_PARAMS = -32602  # the method exists, its params are wrong
+INTERNAL_ERROR = -32603  # a handler raised: the server's bug, never a crash
+HEADER_MISMATCH = -32020  # 2026-07-28 over HTTP: a header disagrees with the body
+MISSING_CLIENT_CAPABILITY = -32021  # 2026-07-28: the request needs a capability the client did not declare
+UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28: the version in _meta is not served here
+
+# The lab's policy codes (course 000). The spec chooses differently (README, "where this lab and the
+# spec differ"); turning the lab into the spec is a one-line change per row.
+UNKNOWN_TOOL = METHOD_NOT_FOUND  # spec: INVALID_PARAMS
+TOOL_NOT_ALLOWED = INVALID_REQUEST  # spec: not specified
+NOT_INITIALIZED = INVALID_REQUEST  # spec: no code; requests before `initialized` SHOULD wait
+
+ERROR_CODES = (PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR,
+               HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
+
+
+class RPCError(Exception):
+    """A deliberate protocol error; MCPServer.handle turns it into an error response with its code."""
+
+    def __init__(self, code: int, message: str, data=None):
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+def request(id: int | str, method: str, params: dict | None = None) -> dict:
+    """A request: it demands exactly one response carrying the same id."""
+    message = {"jsonrpc": JSONRPC, "id": id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def notification(method: str, params: dict | None = None) -> dict:
+    """A notification: the "id" key is absent (never "id": None), so nobody replies."""
+    message = {"jsonrpc": JSONRPC, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def response(id: int | str, result: dict) -> dict:
+    """A successful response: the request's id and its result."""
+    return {"jsonrpc": JSONRPC, "id": id, "result": result}
+
+
+def error_response(id: int | str | None, code: int, message: str, data=None) -> dict:
+    """A failed response: the request's id (null when it could not be read) and an error."""
+    error = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": JSONRPC, "id": id, "error": error}
+
+
+def is_notification(message: dict) -> bool:
+    """The one predicate of course 000: a message without an "id" key is a notification."""
+    return "id" not in message
+
+
+def valid_id(id) -> bool:
+    """A request id is a string or an integer; null, floats and booleans are not ids."""
+    return isinstance(id, str) or (isinstance(id, int) and not isinstance(id, bool))
+
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 2. The server ----
+# One catalog, one session: handle() checks the message, the gate checks the session, _dispatch
+# picks a handler, _call_tool walks the error lattice, and notifications wait in _outbox.
+# ---------------------------------------------------------------------------------------------------
+
+LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]  # RFC 5424
+# The content blocks a tool may return, each with the fields it must have.
+CONTENT_BLOCKS = {"text": ("text",), "image": ("data", "mimeType"), "audio": ("data", "mimeType"),
+                  "resource_link": ("uri", "name"), "resource": ("resource",)}
+JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
+PYTHON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list,
+                "object": dict, "null": type(None)}
+
+
+def text_content(text: str) -> dict:
+    """A text block, the content most tools return."""
+    return {"type": "text", "text": text}
+
+
+def tool_result(value) -> dict:
+    """Turn what a tool returned into a tools/call result.
+
+    A content block (e.g. {"type": "image", "data": <base64>, "mimeType": "image/png"}) or a list of
+    them is sent as it is: that is how a tool returns pictures, sound or files. A string becomes one text
+    block; anything else becomes JSON text, and a dict is also sent as structuredContent (a dict that has
+    a "type" key but not a block's fields is data, not a block).
+    """
+    blocks = [value] if is_content_block(value) else value
+    if isinstance(blocks, list) and blocks and all(is_content_block(block) for block in blocks):
+        ENCODER.encode(blocks)  # fail here, inside the tool's try, not on the wire
+        return {"content": blocks}
+    if isinstance(value, str):
+        return {"content": [text_content(value)]}
+    result = {"content": [text_content(ENCODER.encode(value))]}
+    if isinstance(value, dict):
+        result["structuredContent"] = value  # the handshake era wants an object here (WIRE.md 4)
+    return result
+
+
+def is_content_block(value) -> bool:
+    """Whether value is a content block: a known "type" and every field that type needs."""
+    if not isinstance(value, dict) or value.get("type") not in CONTENT_BLOCKS:
+        return False
+    return all(field in value for field in CONTENT_BLOCKS[value["type"]])
+
+
+def resource_contents(uri: str, content: str | bytes, mime_type: str) -> dict:
+    """One entry of a resources/read result: text as it is, bytes as a base64 blob, anything else as JSON."""
+    if isinstance(content, bytes):
+        return {"uri": uri, "mimeType": mime_type, "blob": base64.b64encode(content).decode("ascii")}
+    return {"uri": uri, "mimeType": mime_type, "text": content if isinstance(content, str) else json.dumps(content)}
+
+
+def json_schema(hint) -> dict:
+    """The JSON Schema of one type hint: str, int, float, bool, list, dict, list[X], Literal, Optional."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Literal:
+        return {"type": JSON_TYPES[type(args[0])], "enum": list(args)}
+    if origin in (typing.Union, types.UnionType) and type(None) in args:
+        inner = json_schema(next(a for a in args if a is not type(None)))
+        return {**inner, "type": [inner["type"], "null"]}  # Optional[X]: X or null
+    if origin is list and args:
+        return {"type": "array", "items": json_schema(args[0])}
+    return {"type": JSON_TYPES.get(origin or hint, "string")}
+
+
+def signature_schema(fn, hinted: bool = False) -> tuple[dict, str | None, dict]:
+    """From fn's signature: its inputSchema, its Context parameter's name, and its Literal choices.
+
+    With hinted, every parameter needs a type hint (a tool's do: the hint is the argument's JSON type);
+    a prompt's and a template's variables are strings on the wire, so theirs default to str.
+    """
+    hints = typing.get_type_hints(fn)
+    properties, required, context, choices = {}, [], None, {}
+    for name, parameter in inspect.signature(fn).parameters.items():
+        if Context in (hints.get(name), *typing.get_args(hints.get(name))):  # ctx: Context (or Context = None)
+            context = name  # the server fills it in; the client never sees it
+            continue
+        if hinted and name not in hints:
+            raise TypeError(f"{fn.__name__}'s parameter {name!r} needs a type hint, such as {name}: int or {name}: str: "
+                            "the hint says what JSON the client must send")
+        properties[name] = json_schema(hints.get(name, str))
+        if "enum" in properties[name]:
+            choices[name] = [str(choice) for choice in properties[name]["enum"]]
+        if parameter.default is inspect.Parameter.empty:
+            required.append(name)
+        elif isinstance(parameter.default, (str, int, float, bool)):
+            properties[name]["default"] = parameter.default
+    return {"type": "object", "properties": properties, "required": required}, context, choices
+
+
+def check_arguments(schema: dict, arguments: dict):
+    """Raise INVALID_PARAMS, naming the argument, if one is missing or of the wrong JSON type or value."""
+    for name in schema.get("required", []):
+        if name not in arguments:
+            raise RPCError(INVALID_PARAMS, f"missing required argument: {name}")
+    properties = schema.get("properties", {})
+    for name, value in arguments.items():
+        rule = properties.get(name, {})
+        if "type" in rule and not is_json_type(value, rule["type"]):
+            kinds = rule["type"] if isinstance(rule["type"], list) else [rule["type"]]
+            raise RPCError(INVALID_PARAMS, f"argument '{name}' must be {' or '.join(kinds)}")
+        if "enum" in rule and value not in rule["enum"]:
+            raise RPCError(INVALID_PARAMS, f"argument '{name}' must be one of {rule['enum']}")
+
+
+def is_json_type(value, kind: str | list) -> bool:
+    """Whether value has the JSON Schema type kind (or one of a list of them); true and false are not integers."""
+    if isinstance(kind, list):
+        return any(is_json_type(value, one) for one in kind)
+    if isinstance(value, bool):
+        return kind == "boolean"
+    return isinstance(value, PYTHON_TYPES.get(kind, object))
+
+
+def param(params: dict, key: str, kind: type, default=None):
+    """params[key] (or default, if given, when the key is absent) if it is of kind; else INVALID_PARAMS naming the key."""
+    value = params.get(key, default)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise RPCError(INVALID_PARAMS, f"params.{key} must be {JSON_TYPES[kind]}")
+    return value
+
+
+# What a server may ask its client while it serves a request, and the capability each needs.
+QUESTION_CAPABILITIES = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling",
+                         "roots/list": "roots"}
+
+
+class InputRequired(BaseException):
+    """Raised by Context.ask when the client has not answered yet; the handler responds input_required.
+
+    A BaseException, like SystemExit: a tool's own `except Exception` must not swallow the question.
+    """
+
+    def __init__(self, questions: dict):
+        super().__init__(", ".join(questions))
+        self.questions = questions
+
+
+class Context:
+    """One request being served: what its function may do with the client (log, report progress, ask) and
+    whether the client cancelled it.
+
+    A tool, prompt or resource function asks for it with a parameter annotated `Context`, which its
+    inputSchema leaves out:
+        @server.tool()
+        def count_slowly(n: int, ctx: Context) -> str:
+            for i in range(n):
+                if ctx.cancelled:
+                    return "stopped"
+                ctx.progress(i + 1, total=n)
+            return "done"
+    """
+
+    def __init__(self, server, id, params: dict, stream=None):
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        self.server, self.id, self.stream = server, id, stream
+        # Where this request's own messages go: its HTTP response stream, or else the server's outbox.
+        self.send = stream.send if stream else server.queue
+        self.progress_token = meta.get("progressToken")  # no token: the client wants no progress
+        self.stateless = PROTOCOL_VERSION_KEY in meta
+        # 2026-07-28 has no logging/setLevel: a request asks for log lines in its own _meta, or gets none.
+        self.log_level = meta.get(LOG_LEVEL_KEY) if self.stateless else server.log_level
+        if self.stateless:
+            self.client_capabilities = meta.get(CLIENT_CAPABILITIES_KEY, {})
+        else:
+            self.client_capabilities = server.client_capabilities or {}
+        self.answers = {}  # the client's answers so far, by the keys the questions were asked under
+        self.last_progress = None
+        self._cancelled = threading.Event()  # set by notifications/cancelled, read by the running function
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the client cancelled this request (notifications/cancelled, or its HTTP stream closed)."""
+        return self._cancelled.is_set() or bool(self.stream and self.stream.closed)
+
+    def as_argument(self, parameter: str | None) -> dict:
+        """The keyword argument that hands this context to a function, if it has a Context parameter."""
+        return {parameter: self} if parameter else {}
+
+    def require(self, capabilities):
+        """Refuse with MISSING_CLIENT_CAPABILITY, naming them, unless the client declared each capability."""
+        missing = {name: {} for name in capabilities if name not in self.client_capabilities}
+        if missing:
+            raise RPCError(MISSING_CLIENT_CAPABILITY, f"the client did not declare {', '.join(missing)}",
+                           {"requiredCapabilities": missing})
+
+    def log(self, level: str, data, logger: str | None = None):
+        """Send notifications/message, unless level is below the one the client set."""
+        if self.log_level in LOG_LEVELS and LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level):
+            params = {"level": level, "data": data} | ({"logger": logger} if logger else {})
+            self.send(notification("notifications/message", params))
+
+    def progress(self, progress: float, total: float | None = None, message: str | None = None):
+        """Send notifications/progress for the request's progressToken; progress must grow."""
+        if self.progress_token is None:
+            return
+        if self.last_progress is not None and progress <= self.last_progress:
+            raise ValueError(f"progress must increase: {progress} after {self.last_progress}")
+        self.last_progress = progress
+        params = {"progressToken": self.progress_token, "progress": progress, "total": total, "message": message}
+        self.send(notification("notifications/progress", {k: v for k, v in params.items() if v is not None}))
+
+    def ask(self, questions: dict) -> dict:
+        """Put several questions to the client at once ({key: {method, params}}); its answers, by the same keys.
+
+        In 2026-07-28 a question not yet answered ends this round: the server responds input_required, the
+        client retries with the answers, and the function runs again from the top (spec 2026-07-28, basic,
+        "Multi Round-Trip Requests"). So the code before a question must be safe to run once a round.
+        """
+        self.require(QUESTION_CAPABILITIES[question["method"]] for question in questions.values())
+        unanswered = {key: question for key, question in questions.items() if key not in self.answers}
+        if unanswered and self.stateless:
+            raise InputRequired(unanswered)
+        if unanswered:
+            self.answers |= self._ask_now(unanswered)
+        return {key: self.answers[key] for key in questions}
+
+    def _ask_now(self, questions: dict) -> dict:
+        """Handshake era: send each question as a request of the server's own, then wait for the responses.
+
+        The transport keeps reading while this waits, and hands each response to MCPServer.handle, which
+        passes it here (section 5, "Both directions").
+        """
+        waiting = {}
+        for key, question in questions.items():
+            id, slot = self.server._expect_response()
+            waiting[key] = id, slot
+            self.send(request(id, question["method"], question.get("params")))
+        answers, deadline = {}, time.monotonic() + ASK_TIMEOUT_S
+        for key, (id, slot) in waiting.items():
+            reply = None
+            while reply is None and not self.cancelled and time.monotonic() < deadline:
+                try:
+                    reply = slot.get(timeout=0.05)
+                except queue.Empty:
+                    continue  # look at cancelled and the clock again
+            if reply is None:
+                self.server._forget_requests([id for id, _ in waiting.values()])
+                raise RuntimeError(f"no answer to {questions[key]['method']} ('{key}')")
+            if "error" in reply:
+                raise RuntimeError(f"the client could not answer {questions[key]['method']}: {reply['error']}")
+            answers[key] = reply["result"]
+        return answers
+
+    def elicit(self, key: str, message: str, schema: dict) -> dict:
+        """Ask the user a question through the client (elicitation/create): {action, content?}."""
+        question = {"method": "elicitation/create", "params": {"message": message, "requestedSchema": schema}}
+        return self.ask({key: question})[key]
+
+    def sample(self, key: str, prompt: str, max_tokens: int = 256, **params) -> dict:
+        """Borrow the client's model (sampling/createMessage): {role, content, model, stopReason}.
+
+        Deprecated by 2026-07-28 (course 004, section 2): new servers should not depend on it.
+        """
+        messages = [{"role": "user", "content": text_content(prompt)}]
+        question = {"method": "sampling/createMessage", "params": {"messages": messages, "maxTokens": max_tokens, **params}}
+        return self.ask({key: question})[key]
+
+    def roots(self, key: str = "roots") -> list:
+        """The folders the client allows (roots/list): [{uri, name?}].
+
+        Deprecated by 2026-07-28 (course 004, section 2): new servers should not depend on it.
+        """
+        return self.ask({key: {"method": "roots/list", "params": {}}})[key].get("roots", [])
+
+
+STATE_TTL_S = 600  # a requestState is refused after ten minutes: time enough for a person to answer
+ASK_TIMEOUT_S = 300  # how long a handshake-era function waits for the client to answer its question
+
+
+class MCPServer:
+    """One MCP server: a catalog of tools, resources and prompts, and one session's state.
+
+    allowed_tools is the session's allow-list (None allows every tool), set by whoever creates the
+    session, never by the client: clientInfo is a claim, not an identity.
+        server = MCPServer("demo", allowed_tools={"add"})
+        server.add_tool("add", lambda x, y: x + y, input_schema={...})
+        server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"})  # {"jsonrpc": "2.0", "id": 1, "result": {}}
+    """
+
+    def __init__(self, name: str, version: str = "0.1.0", allowed_tools=None, instructions: str | None = None,
+                 ttl_ms: int = 60_000, state_key: bytes | None = None, page_size: int = 100):
+        self.server_info = {"name": name, "version": version}
+        self.instructions = instructions
+        if isinstance(allowed_tools, str):
+            raise TypeError(f"allowed_tools is a collection of tool names, such as {{{allowed_tools!r}}}, not one string")
+        self.allowed_tools = None if allowed_tools is None else set(allowed_tools)
+        self.ttl_ms = ttl_ms  # how long a stateless client may cache a list result
+        self.page_size = page_size  # items in one page of a */list result
+        self.tools, self.resources, self.templates, self.prompts = {}, {}, {}, {}  # the catalog
+        # The session (handshake era): the gate, the agreed version, what the client declared and asked for.
+        self._initialized = False
+        self.protocol_version = self.client_info = self.client_capabilities = None
+        self.log_level, self.subscriptions = "info", set()
+        self._outbox = []
+        self.on_queue = None  # set by a transport that can deliver a notification before the response is ready
+        # Both directions (section 5): the requests running now, the server's own requests awaiting a
+        # response, and the open subscriptions/listen streams. Transports call handle() from several
+        # threads at once; _lock guards these and the outbox.
+        self._lock = threading.Lock()
+        self._running = {}  # request id -> its Context, so that notifications/cancelled reaches it
+        self._waiting = {}  # id of a request this server sent -> the queue its response is put in
+        self._last_request_id = 0
+        self._listeners = []  # one {"id", "filter", "context"} an open subscriptions/listen stream
+        # input_required (stateless era): each requestState is signed, expires, and is spent only once.
+        self._state_key = state_key or os.urandom(32)
+        self._states_spent = {}  # nonce -> expiry, forgotten once expired
+        self._handlers = {  # the flat table _dispatch reads (course 000)
+            "initialize": self._initialize, "ping": self._ping, "server/discover": self._discover,
+            "tools/list": self._list_tools, "tools/call": self._call_tool, "resources/list": self._list_resources,
+            "resources/templates/list": self._list_templates, "resources/read": self._read_resource,
+            "prompts/list": self._list_prompts, "prompts/get": self._get_prompt, "logging/setLevel": self._set_level,
+            "resources/subscribe": self._subscribe, "resources/unsubscribe": self._unsubscribe,
+            "completion/complete": self._complete, "subscriptions/listen": self._listen}
+
+    # -- the catalog; registering with notify=True queues list_changed in the outbox --
+
+    def add_tool(self, name: str, fn, description: str = "", input_schema: dict | None = None,
+                 notify: bool = False, headers: dict | None = None, requires: tuple = (), replace: bool = False):
+        """Offer fn as a tool; without input_schema, derive it from fn's signature. Returns fn.
+
+        headers maps an argument to the name of the Mcp-Param-{Name} header that repeats it over HTTP
+        (2026-07-28's x-mcp-header); requires names the client capabilities the tool cannot run without.
+        A name already offered is refused, unless replace.
+        """
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", str(name)):
+            raise ValueError(f"{name!r} is not a tool name: 1 to 128 letters, digits, '_', '-' or '.' (spec 2025-11-25)")
+        self._refuse_twice("tool", name, self.tools, replace)
+        schema, context, _ = signature_schema(fn, hinted=input_schema is None)
+        schema = input_schema or schema
+        for argument, header in (headers or {}).items():
+            schema["properties"][argument]["x-mcp-header"] = header_name(header, schema["properties"][argument])
+        spec = {"name": name, "description": description or first_line(fn.__doc__), "inputSchema": schema}
+        self.tools[name] = {"spec": spec, "fn": fn, "context": context, "requires": tuple(requires)}
+        self._list_changed("tools", notify)
+        return fn
+
+    def add_resource(self, uri: str, read, name: str | None = None, description: str = "",
+                     mime_type: str = "text/plain", notify: bool = False, replace: bool = False):
+        """Offer data at uri: read is the content (str or bytes) or a function returning it. Returns read.
+
+        A uri with {variables} is a URI template: read gets each variable as a keyword argument,
+        and raises KeyError for a value it does not know (the client gets "unknown resource"). With
+        replace, offering a uri again replaces its content, and its subscribers hear of it.
+        """
+        if not isinstance(uri, str):
+            raise TypeError(f"a resource needs its URI first, as in @server.resource(\"notes://{{name}}\"), not {uri!r}")
+        self._refuse_twice("resource", uri, self.templates if "{" in uri else self.resources, replace)
+        reader = read if callable(read) else lambda: read
+        spec = {"name": name or uri, "mimeType": mime_type, "description": description or first_line(reader.__doc__)}
+        _, context, choices = signature_schema(reader)
+        if "{" in uri:
+            self.templates[uri] = {"spec": {"uriTemplate": uri, **spec}, "read": reader, "pattern": template_pattern(uri),
+                                   "spanning": set(re.findall(r"\{\+(\w+)\}", uri)), "choices": choices,
+                                   "context": context}
+        else:
+            replaced = uri in self.resources
+            self.resources[uri] = {"spec": {"uri": uri, **spec}, "read": reader, "context": context}
+            if replaced:
+                self.resource_updated(uri)  # changed through the server's API: tell subscribers
+        self._list_changed("resources", notify)
+        return read
+
+    def add_prompt(self, name: str, render, description: str = "", notify: bool = False, replace: bool = False):
+        """Offer a prompt template: render's parameters are its variables; it returns the text. Returns render."""
+        self._refuse_twice("prompt", name, self.prompts, replace)
+        schema, context, choices = signature_schema(render)
+        arguments = [{"name": key, "required": key in schema["required"]} for key in schema["properties"]]
+        spec = {"name": name, "description": description or first_line(render.__doc__), "arguments": arguments}
+        self.prompts[name] = {"spec": spec, "render": render, "choices": choices, "context": context}
+        self._list_changed("prompts", notify)
+        return render
+
+    def tool(self, name: str | None = None, description: str = "", notify: bool = False, headers: dict | None = None,
+             requires: tuple = ()):
+        """Decorator in the official SDK's style: @server.tool() offers the function below it (so does @server.tool)."""
+        if callable(name):  # @server.tool without parentheses: name is the function itself
+            return self.add_tool(name.__name__, name)
+        return lambda fn: self.add_tool(name or fn.__name__, fn, description, notify=notify, headers=headers,
+                                        requires=requires)
+
+    def resource(self, uri: str, name: str | None = None, mime_type: str = "text/plain"):
+        """Decorator: @server.resource("policy://{doc_id}") serves what the function returns."""
+        if not isinstance(uri, str):  # @server.resource without its URI: say so now, not at the first read
+            raise TypeError(f"a resource needs its URI first, as in @server.resource(\"notes://{{name}}\"), not {uri!r}")
+        return lambda fn: self.add_resource(uri, fn, name or fn.__name__, mime_type=mime_type)
+
+    def prompt(self, name: str | None = None, description: str = ""):
+        """Decorator: @server.prompt() offers a prompt template (so does @server.prompt)."""
+        if callable(name):  # @server.prompt without parentheses
+            return self.add_prompt(name.__name__, name)
+        return lambda fn: self.add_prompt(name or fn.__name__, fn, description)
+
+    def _refuse_twice(self, kind: str, name: str, offered: dict, replace: bool):
+        """Refuse a second kind under one name: silently replacing the first would hide a mistake."""
+        if name in offered and not replace:
+            raise ValueError(f"a {kind} named {name!r} is offered already; pass replace=True to replace it")
+
+    def _list_changed(self, kind: str, notify: bool):
+        """Queue notifications/<kind>/list_changed: a bare cache invalidation, no payload (course 000)."""
+        if not notify:
+            return
+        if self._initialized:
+            self.queue(notification(f"notifications/{kind}/list_changed"))
+        self._tell_listeners(lambda asked: asked.get(f"{kind}ListChanged"), f"notifications/{kind}/list_changed", {})
+
+    def resource_updated(self, uri: str):
+        """Tell a subscribed client that the resource at uri changed (notifications/resources/updated)."""
+        if uri in self.subscriptions and self._initialized:
+            self.queue(notification("notifications/resources/updated", {"uri": uri}))
+        self._tell_listeners(lambda asked: uri in asked.get("resourceSubscriptions", []),
+                             "notifications/resources/updated", {"uri": uri})
+
+    def queue(self, message: dict):
+        """Put a message for the client in the outbox; a transport that set on_queue delivers it at once."""
+        with self._lock:
+            self._outbox.append(message)
+        if self.on_queue:
+            self.on_queue()  # stdio: a tool's progress reaches the client while the tool still runs
+
+    def drain_outbox(self) -> list:
+        """Empty the outbox; what it held, oldest first (course 000: the transport drains it)."""
+        with self._lock:
+            messages, self._outbox = self._outbox, []
+        return messages
+
+    # -- the one entry point --
+
+    def handle(self, message, stream=None) -> dict | None:
+        """Handle one message: its response, or None for a notification (never a response, not even an error).
+
+        stream, if a transport gives one, carries this request's own messages (progress, log lines, the
+        server's questions) as they happen, and tells whether the client closed it (section 5).
+        """
+        if not isinstance(message, dict):
+            # A batch (a list) or a scalar: no request object, no id to respond to (batches left in 2025-06-18).
+            return error_response(None, INVALID_REQUEST, "a message must be a JSON object")
+        if "method" not in message and ("result" in message or "error" in message):
+            self._receive_response(message)  # the client answering a question this server asked
+            return None
+        id = message.get("id") if valid_id(message.get("id")) else None  # an id we cannot echo is null
+        ctx = Context(self, id, message.get("params") if isinstance(message.get("params"), dict) else {}, stream)
+        later = False  # subscriptions/listen is answered when its stream ends, not now
+        try:
+            result = self._serve(message, ctx)
+            later = result is None
+            reply = response(id, result)
+        except RPCError as exc:  # tier 1: a deliberate protocol error keeps its code
+            reply = error_response(id, exc.code, exc.message, exc.data)
+        except Exception as exc:  # tier 2: a handler bug becomes -32603, never a traceback on the wire
+            reply = error_response(id, INTERNAL_ERROR, f"internal error: {exc!r}"[:200])
+        if is_notification(message) or later or ctx.cancelled:
+            return None  # tier 3: no response to a notification, nor (yet) to a request the client cancelled
+        return reply
+
+    def _serve(self, message: dict, ctx: Context):
+        """Check the message, pick its era, pass the handshake gate, and dispatch."""
+        if message.get("jsonrpc") != JSONRPC:
+            raise RPCError(INVALID_REQUEST, 'jsonrpc must be "2.0"')
+        if not is_notification(message) and not valid_id(message["id"]):
+            raise RPCError(INVALID_REQUEST, "id must be a string or an integer")  # "id": null too
+        method, params = message.get("method"), message.get("params", {})
+        if not isinstance(method, str):
+            raise RPCError(INVALID_REQUEST, "method must be a string")
+        if not isinstance(params, dict):
+            raise RPCError(INVALID_REQUEST, "params must be an object")
+        if "_meta" in params:
+            param(params, "_meta", dict)  # read by the era check, Context and the stateless era
+        if is_notification(message):
+            if method == "notifications/initialized" and self.protocol_version:
+                self._initialized = True  # the session is live only now (course 000, step 3)
+            if method == "notifications/cancelled":
+                self._cancel(params.get("requestId"))
+            return None  # notifications/roots/list_changed and the rest: nothing to do here
+        with self._lock:
+            self._running[ctx.id] = ctx  # notifications/cancelled finds it here while it runs
+        try:
+            if is_stateless(message):
+                return self._serve_stateless(method, params, ctx)
+            # The handshake gate (course 000): nothing but initialize and ping before `initialized`.
+            if not self._initialized and method not in ("initialize", "ping"):
+                raise RPCError(NOT_INITIALIZED, "server not initialized")
+            return self._dispatch(method, params, ctx)
+        finally:
+            with self._lock:
+                if self._running.get(ctx.id) is ctx:
+                    del self._running[ctx.id]
+
+    def _dispatch(self, method: str, params: dict, ctx: Context, stateless: bool = False):
+        """Route a method to its handler: the flat table of course 000."""
+        handler = self._handlers.get(method)
+        if handler is None or (stateless and method in HANDSHAKE_ONLY) or (not stateless and method in STATELESS_ONLY):
+            raise RPCError(METHOD_NOT_FOUND, f"method not found: {method}")
+        return handler(params, ctx)
+
+    # -- the handlers, each under the request it serves --
+
+    def _initialize(self, params, ctx):
+        # initialize {protocolVersion, capabilities, clientInfo}
+        if self._initialized:
+            raise RPCError(INVALID_REQUEST, "session already initialized")
+        self.protocol_version = negotiate_version(param(params, "protocolVersion", str))
+        self.client_info = params.get("clientInfo")  # a claim, not an identity: it grants nothing
+        self.client_capabilities = param(params, "capabilities", dict, {})  # what the server may ask of it
+        result = {"protocolVersion": self.protocol_version, "capabilities": HANDSHAKE_CAPABILITIES,
+                  "serverInfo": self.server_info}
+        return result | ({"instructions": self.instructions} if self.instructions else {})
+
+    def _ping(self, params, ctx):
+        # ping {}: allowed at any time, even before the handshake
+        return {}
+
+    def _list_tools(self, params, ctx):
+        # tools/list {cursor?}
+        return self._page("tools", [tool["spec"] for tool in self.tools.values()], params)
+
+    def _call_tool(self, params, ctx):
+        # tools/call {name, arguments}: the error lattice of course 000, checked in this order
+        name, arguments = param(params, "name", str), param(params, "arguments", dict, {})
+        tool = self.tools.get(name)
+        if tool is None:
+            raise RPCError(UNKNOWN_TOOL, f"unknown tool: {name}")
+        if self.allowed_tools is not None and name not in self.allowed_tools:
+            raise RPCError(TOOL_NOT_ALLOWED, f"tool '{name}' not permitted for this session")  # before it runs
+        check_arguments(tool["spec"]["inputSchema"], arguments)
+        ctx.answers = self._answers("tools/call", name, arguments, params)
+        ctx.require(tool["requires"])  # a tool may say up front what it cannot run without
+        try:
+            return tool_result(call(tool["fn"], **arguments, **ctx.as_argument(tool["context"])))
+        except InputRequired as ask:  # 2026-07-28: the client answers, then sends the call again
+            return self._input_required(ask, "tools/call", name, arguments, ctx.answers)
+        except RPCError:
+            raise  # a deliberate protocol error (a missing client capability): an error response
+        except (Exception, SystemExit) as exc:  # sys.exit() in a tool must not end the server
+            report(f"the tool {name} failed", exc)  # the server's author sees where, on stderr
+            # The tool failed, the protocol did not: a result the model can read and react to.
+            return {"content": [text_content(f"ERROR: {exc or type(exc).__name__}")], "isError": True}
+
+    def _list_resources(self, params, ctx):
+        # resources/list {cursor?}
+        return self._page("resources", [entry["spec"] for entry in self.resources.values()], params)
+
+    def _list_templates(self, params, ctx):
+        # resources/templates/list {cursor?}
+        return self._page("resourceTemplates", [entry["spec"] for entry in self.templates.values()], params)
+
+    def _read_resource(self, params, ctx):
+        # resources/read {uri}: a static resource, else the first template that matches
+        uri = param(params, "uri", str)
+        entry, variables = self._find_resource(uri)
+        if entry is None:
+            raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
+        ctx.answers = self._answers("resources/read", uri, {}, params)
+        try:
+            content = call(entry["read"], **variables, **ctx.as_argument(entry["context"]))
+        except KeyError:  # the template's function does not know this name
+            raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
+        except InputRequired as ask:
+            return self._input_required(ask, "resources/read", uri, {}, ctx.answers)
+        return {"contents": [resource_contents(uri, content, entry["spec"]["mimeType"])]}
+
+    def _find_resource(self, uri: str) -> tuple:
+        """The resource at uri, or the first template it matches with its variables; (None, {}) if none."""
+        if uri in self.resources:
+            return self.resources[uri], {}
+        for template in list(self.templates.values()):
+            variables = template_variables(template["pattern"], uri, template["spanning"])
+            if variables is not None:
+                return template, variables
+        return None, {}
+
+    def _list_prompts(self, params, ctx):
+        # prompts/list {cursor?}
+        return self._page("prompts", [prompt["spec"] for prompt in self.prompts.values()], params)
+
+    def _get_prompt(self, params, ctx):
+        # prompts/get {name, arguments}: each required variable filled, or INVALID_PARAMS naming it
+        name = param(params, "name", str)
+        prompt = self.prompts.get(name)
+        if prompt is None:
+            raise RPCError(INVALID_PARAMS, f"unknown prompt: {name}")
+        arguments = param(params, "arguments", dict, {})
+        known = [a["name"] for a in prompt["spec"]["arguments"]]
+        for argument in prompt["spec"]["arguments"]:
+            if argument["required"] and argument["name"] not in arguments:
+                raise RPCError(INVALID_PARAMS, f"missing prompt variable: {argument['name']}")
+        filled = {key: arguments[key] for key in known if key in arguments}
+        ctx.answers = self._answers("prompts/get", name, filled, params)
+        try:
+            rendered = call(prompt["render"], **filled, **ctx.as_argument(prompt["context"]))
+        except InputRequired as ask:
+            return self._input_required(ask, "prompts/get", name, filled, ctx.answers)
+        return {"description": prompt["spec"]["description"], "messages": prompt_messages(rendered)}
+
+    def _set_level(self, params, ctx):
+        # logging/setLevel {level}: log lines below it are not sent
+        if params.get("level") not in LOG_LEVELS:
+            raise RPCError(INVALID_PARAMS, f"unknown log level {params.get('level')!r}; one of {LOG_LEVELS}")
+        self.log_level = params["level"]
+        return {}
+
+    def _subscribe(self, params, ctx):
+        # resources/subscribe {uri}
+        self.subscriptions.add(param(params, "uri", str))
+        return {}
+
+    def _unsubscribe(self, params, ctx):
+        # resources/unsubscribe {uri}
+        self.subscriptions.discard(param(params, "uri", str))
+        return {}
+
+    def _complete(self, params, ctx):
+        # completion/complete {ref: {type, name | uri}, argument: {name, value}}
+        ref, argument = param(params, "ref", dict), param(params, "argument", dict)
+        catalog = self.prompts if ref.get("type") == "ref/prompt" else self.templates
+        entry = catalog.get(str(ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")))
+        if entry is None or not isinstance(argument.get("name"), str):
+            raise RPCError(INVALID_PARAMS, f"nothing to complete for {ref} and {argument}")
+        typed = str(argument.get("value", ""))
+        values = [c for c in entry["choices"].get(argument["name"], []) if c.startswith(typed)]
+        return {"completion": {"values": values[:100], "total": len(values), "hasMore": len(values) > 100}}
+
+    # -- the stateless era's parts (section 3 explains the era) --
+
+    def _serve_stateless(self, method: str, params: dict, ctx: Context):
+        """Serve one self-contained 2026-07-28 request: no gate, and nothing read from the session."""
+        meta = param(params, "_meta", dict, {})
+        if PROTOCOL_VERSION_KEY not in meta:  # server/discover too: its _meta is required (2026-07-28)
+            raise RPCError(INVALID_PARAMS, f"_meta must carry {PROTOCOL_VERSION_KEY}")
+        if meta[PROTOCOL_VERSION_KEY] not in STATELESS_VERSIONS:
+            raise RPCError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
+                           {"supported": SUPPORTED_VERSIONS, "requested": meta[PROTOCOL_VERSION_KEY]})
+        if not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
+            raise RPCError(INVALID_PARAMS, f"_meta must carry {CLIENT_CAPABILITIES_KEY}")
+        if LOG_LEVEL_KEY in meta and meta[LOG_LEVEL_KEY] not in LOG_LEVELS:
+            raise RPCError(INVALID_PARAMS, f"unknown log level {meta[LOG_LEVEL_KEY]!r}; one of {LOG_LEVELS}")
+        result = self._dispatch(method, params, ctx, stateless=True)
+        if result is None:
+            return None  # subscriptions/listen: the stream stays open; its response comes when it ends
+        result = {**result, "resultType": result.get("resultType", "complete"), "_meta": {SERVER_INFO_KEY: self.server_info}}
+        if method in CACHEABLE and result["resultType"] == "complete":
+            result |= {"ttlMs": self.ttl_ms, "cacheScope": "private"}  # private: what one may see depends on its allow-list
+        return result
+
+    def _discover(self, params, ctx):
+        # server/discover {_meta}: what this server speaks, asked without a handshake
+        result = {"supportedVersions": SUPPORTED_VERSIONS, "capabilities": STATELESS_CAPABILITIES}
+        return result | ({"instructions": self.instructions} if self.instructions else {})
+
+    def _listen(self, params, ctx):
+        # subscriptions/listen {notifications: {toolsListChanged?, promptsListChanged?, resourcesListChanged?,
+        #                                       resourceSubscriptions?: [uri]}}: a stream, answered when it ends
+        asked = param(params, "notifications", dict, {})
+        honoured = {key: True for key in ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
+                    if asked.get(key) is True}
+        uris = asked.get("resourceSubscriptions", [])
+        if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris):
+            raise RPCError(INVALID_PARAMS, "notifications.resourceSubscriptions must be a list of URIs")
+        if uris:
+            honoured["resourceSubscriptions"] = uris
+        # The acknowledgement goes first, before any notification of this stream (2026-07-28, "Subscriptions").
+        ctx.send(notification("notifications/subscriptions/acknowledged",
+                              {"_meta": {SUBSCRIPTION_ID_KEY: ctx.id}, "notifications": honoured}))
+        with self._lock:
+            self._listeners.append({"id": ctx.id, "filter": honoured, "context": ctx})
+        return None
+
+    def _tell_listeners(self, wants, method: str, params: dict):
+        """Send a notification on every open listen stream whose filter wants it, tagged with its subscription id."""
+        with self._lock:
+            listeners = [listener for listener in self._listeners if wants(listener["filter"])]
+        for listener in listeners:
+            tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: listener["id"]}}
+            listener["context"].send(notification(method, tagged))
+
+    def stop_listening(self, ctx: Context | None = None) -> list:
+        """End ctx's listen stream (every one, if ctx is None) without a word: the client ended it. Those ended."""
+        with self._lock:
+            ended = [listener for listener in self._listeners if ctx is None or listener["context"] is ctx]
+            self._listeners = [listener for listener in self._listeners if listener not in ended]
+        return ended
+
+    def end_listening(self):
+        """End every listen stream gracefully: each gets its response (2026-07-28, "Graceful Closure")."""
+        for listener in self.stop_listening():
+            result = {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: listener["id"]}}
+            listener["context"].send(response(listener["id"], result))
+
+    def _cancel(self, request_id):
+        """notifications/cancelled: tell the running request it was cancelled, or close its listen stream."""
+        if not valid_id(request_id):
+            return  # a malformed cancellation is ignored (2026-07-28, "Cancellation")
+        with self._lock:
+            running = self._running.get(request_id)
+            listening = [listener for listener in self._listeners if listener["id"] == request_id]
+        if running:
+            running._cancelled.set()
+        for listener in listening:
+            self.stop_listening(listener["context"])
+
+    def _expect_response(self) -> tuple:
+        """A fresh id for a request of the server's own, and the queue its response will be put in."""
+        with self._lock:
+            self._last_request_id += 1
+            slot = self._waiting[self._last_request_id] = queue.Queue(maxsize=1)
+        return self._last_request_id, slot
+
+    def _receive_response(self, message: dict):
+        """Hand the client's response to the function that asked; a response to nothing asked is dropped."""
+        if valid_id(message.get("id")):
+            with self._lock:
+                slot = self._waiting.pop(message["id"], None)
+            if slot:
+                slot.put(message)
+
+    def stop_waiting(self, reason: str):
+        """Give every function waiting for the client's answer an error instead: the client has gone."""
+        with self._lock:
+            slots, self._waiting = list(self._waiting.items()), {}
+        for id, slot in slots:
+            slot.put(error_response(id, INTERNAL_ERROR, reason))
+
+    def _forget_requests(self, ids: list):
+        """Stop waiting for these requests' responses (the function gave up or was cancelled)."""
+        with self._lock:
+            for id in ids:
+                self._waiting.pop(id, None)
+
+    def _page(self, key: str, items: list, params: dict) -> dict:
+        """One page of a */list result: from the cursor on, with nextCursor while more remain."""
+        start = 0
+        if "cursor" in params:
+            start = cursor_offset(params["cursor"], key)
+        if not 0 <= start < max(len(items), 1):
+            raise RPCError(INVALID_PARAMS, f"unknown cursor: {params['cursor']!r}")
+        result = {key: items[start:start + self.page_size]}
+        if start + self.page_size < len(items):
+            result["nextCursor"] = page_cursor(key, start + self.page_size)
+        return result
+
+    # -- input_required (2026-07-28): the client's answers, and the signed requestState that carries them --
+
+    def _answers(self, method: str, name: str, arguments: dict, params: dict) -> dict:
+        """The client's answers so far: earlier rounds' from the signed requestState, this round's from inputResponses."""
+        if PROTOCOL_VERSION_KEY not in (params.get("_meta") or {}):
+            return {}  # the handshake era has no rounds: a requestState there is not one of its fields
+        answers = {}
+        if "requestState" in params:
+            answers = self._spend_state(params["requestState"], method, name, arguments)
+        responses = param(params, "inputResponses", dict, {})
+        for key, value in responses.items():
+            if not isinstance(value, dict):
+                raise RPCError(INVALID_PARAMS, f"inputResponses.{key} must be an object")
+        return answers | responses  # without a requestState, this round's answers are used all the same
+
+    def _input_required(self, ask: InputRequired, method: str, name: str, arguments: dict, answers: dict) -> dict:
+        """The result that asks the client: its questions, and a state carrying every answer given so far."""
+        return {"resultType": "input_required", "inputRequests": ask.questions,
+                "requestState": self._sign_state(method, name, arguments, answers)}
+
+    def _sign_state(self, method: str, name: str, arguments: dict, answers: dict) -> str:
+        """A requestState bound to this request, expiring, and signed, so that a client can neither forge nor reuse it."""
+        payload = {"method": method, "name": name, "arguments": arguments, "answers": answers,
+                   "expires": int(time.time()) + STATE_TTL_S, "nonce": os.urandom(12).hex()}
+        body = base64.urlsafe_b64encode(json.dumps(payload, sort_keys=True).encode()).decode("ascii")
+        return body + "." + self._mac(body)
+
+    def _spend_state(self, state, method: str, name: str, arguments: dict) -> dict:
+        """Accept a requestState once, for the request it was minted for, before it expires; the answers it carries.
+
+        The spec calls requestState attacker-controlled (2026-07-28, basic, "Multi Round-Trip Requests").
+        """
+        import hmac
+        body, _, mac = state.partition(".") if isinstance(state, str) else ("", "", "")
+        if not mac.isascii() or not hmac.compare_digest(mac, self._mac(body)):
+            raise RPCError(INVALID_PARAMS, "requestState is not one this server signed")
+        payload = json.loads(base64.urlsafe_b64decode(body))  # signed by us, so it is our JSON
+        now = time.time()
+        if [payload["method"], payload["name"], payload["arguments"]] != [method, name, arguments]:
+            raise RPCError(INVALID_PARAMS, "requestState belongs to another request")
+        if payload["expires"] < now:
+            raise RPCError(INVALID_PARAMS, "requestState has expired")
+        while self._states_spent:  # the oldest first: every state lives STATE_TTL_S, so they expire in order
+            nonce, expires = next(iter(self._states_spent.items()))
+            if expires >= now:
+                break
+            del self._states_spent[nonce]  # an expired state is refused anyway: forget it
+        if payload["nonce"] in self._states_spent:
+            raise RPCError(INVALID_PARAMS, "requestState was used already")
+        self._states_spent[payload["nonce"]] = payload["expires"]
+        return payload["answers"]
+
+    def _mac(self, body: str) -> str:
+        """The HMAC-SHA256 of body under this server's key, in hex."""
+        import hashlib, hmac
+        return hmac.new(self._state_key, body.encode(), hashlib.sha256).hexdigest()
+
+
+def call(fn, **arguments):
+    """fn(**arguments); a coroutine function (async def, as course 002 writes tools) is run to its end here."""
+    value = fn(**arguments)
+    if not inspect.iscoroutine(value):
+        return value
+    import asyncio
+    try:
+        asyncio.get_running_loop()  # a notebook's thread has a loop running already: run it beside
+    except RuntimeError:
+        return asyncio.run(value)
+    outcome = {}
+    runner = threading.Thread(target=lambda: outcome.update(value=asyncio.run(value)))
+    runner.start()
+    runner.join()
+    if "value" not in outcome:
+        raise RuntimeError(f"{fn.__name__} failed: see stderr")
+    return outcome["value"]
+
+
+def report(what: str, exc: BaseException):
+    """Write on stderr where a tool failed: the frames of its own code (file names only), then the exception.
+
+    Never on stdout. Frames of this module and of the standard library are left out: they are not the
+    tool author's to fix, and their line numbers change with the Python version.
+    """
+    import traceback
+    stdlib = os.path.dirname(os.__file__)
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
+              if os.path.abspath(frame.filename) != os.path.abspath(__file__) and not frame.filename.startswith(stdlib)]
+    lines = [f"mcp_min: {what}:"] + [f'  File "{os.path.basename(frame.filename)}", line {frame.lineno}, in {frame.name}'
+                                     + (f"\n    {frame.line}" if frame.line else "") for frame in frames]
+    print("\n".join(lines + [f"{type(exc).__name__}: {exc}"]), file=sys.stderr, flush=True)
+
+
+def page_cursor(key: str, offset: int) -> str:
+    """An opaque cursor for the page of a */list result that starts at offset."""
+    return base64.urlsafe_b64encode(f"{key}:{offset}".encode()).decode("ascii")
+
+
+def cursor_offset(cursor, key: str) -> int:
+    """Where the page a cursor names starts; INVALID_PARAMS for a cursor this server did not issue for key."""
+    try:
+        kind, _, offset = base64.urlsafe_b64decode(cursor).decode("ascii").partition(":")
+        if kind == key and offset.isdecimal() and offset.isascii():
+            return int(offset)
+    except (TypeError, ValueError):  # binascii.Error and UnicodeDecodeError are ValueErrors
+        pass
+    raise RPCError(INVALID_PARAMS, f"unknown cursor: {cursor!r}")
+
+
+def header_name(name: str, schema: dict) -> str:
+    """name, if it may follow Mcp-Param- for an argument of this schema (2026-07-28, "x-mcp-header"); else ValueError."""
+    if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):  # an HTTP token (RFC 9110, section 5.6.2)
+        raise ValueError(f"{name!r} cannot be part of a header name")
+    if schema.get("type") not in ("string", "integer", "boolean"):
+        raise ValueError(f"only a string, integer or boolean argument can travel as header Mcp-Param-{name}")
+    return name
+
+
+def first_line(doc: str | None) -> str:
+    """The first line of a docstring: a tool's or a prompt's description."""
+    return (doc or "").strip().split("\n")[0]
+
+
+def template_pattern(uri_template: str) -> re.Pattern:
+    """A regular expression for a URI template (RFC 6570): {name} matches one path segment, {+name} may span several."""
+    pattern = ""
+    for text, plus, name in re.findall(r"([^{]*)(?:\{(\+?)(\w+)\})?", uri_template):
+        pattern += re.escape(text)
+        if name:
+            pattern += f"(?P<{name}>.+)" if plus else f"(?P<{name}>[^/]+)"
+    return re.compile(pattern)
+
+
+def template_variables(pattern: re.Pattern, uri: str, spanning: set) -> dict | None:
+    """The decoded variables of uri if it matches the template's pattern and each is safe to hand over; else None.
+
+    Decoding comes after matching, so %2F inside {name} would become a "/" the pattern never saw: such a
+    value, a ".." step or a control character never reaches the function (lesson 5). Only {+name} may
+    carry "/".
+    """
+    import urllib.parse
+    match = pattern.fullmatch(uri)
+    if match is None:
+        return None
+    variables = {}
+    for name, raw in match.groupdict().items():
+        try:
+            value = urllib.parse.unquote(raw, errors="strict")
+        except UnicodeDecodeError:
+            return None  # %ff and the like: not text
+        if "/" in value and name not in spanning:
+            return None
+        if ".." in value.split("/") or any(ord(char) < 32 or char == "\x7f" for char in value):
+            return None
+        variables[name] = value
+    return variables
+
+
+def prompt_messages(rendered) -> list:
+    """A prompt's messages: a string is one user message; a list may mix strings and {role, content} messages.
+
+    A message's role is "user" or "assistant", and its content is one block (WIRE.md 8.9).
+    """
+    items = rendered if isinstance(rendered, list) else [rendered]
+    return [{"role": "user", "content": text_content(item)} if isinstance(item, str) else item for item in items]
+
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 3. Versions and eras ----
+# Handshake era: initialize, notifications/initialized, a session (course 000). Stateless era
+# (2026-07-28, course 004): no handshake, every request carries its version in params._meta.
+# ---------------------------------------------------------------------------------------------------
+
+HANDSHAKE_VERSIONS = ["2025-11-25", "2025-06-18"]  # newest first
+STATELESS_VERSIONS = ["2026-07-28"]
+SUPPORTED_VERSIONS = STATELESS_VERSIONS + HANDSHAKE_VERSIONS
+PUBLISHED_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+
+# Each capability's value is an object, never `true` (WIRE.md 8.5). The course's lab declares
+# {"tools": {"listChanged": true}, "resources": {}, "prompts": {}}; this one also notifies
+# resource and prompt list changes, and serves logging, subscriptions and completions.
+HANDSHAKE_CAPABILITIES = {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
+                          "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
+# What a 2026-07-28 client can use here: list changes and resource updates on a subscriptions/listen
+# stream, logging by each request's own _meta level, and completions.
+STATELESS_CAPABILITIES = {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
+                          "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
+HANDSHAKE_ONLY = {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+STATELESS_ONLY = {"subscriptions/listen"}
+CACHEABLE = {"server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read",
+             "prompts/list"}
+
+
+def negotiate_version(requested: str) -> str:
+    """Echo a version this server speaks; else the newest one not newer than asked; else the newest."""
+    if requested in HANDSHAKE_VERSIONS:
+        return requested
+    older = [v for v in HANDSHAKE_VERSIONS if v < requested]  # dates as strings sort in time order
+    return older[0] if older else HANDSHAKE_VERSIONS[0]
+
+
+def is_stateless(message: dict) -> bool:
+    """Whether a request is served in the stateless era: its _meta names a protocol version."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return message.get("method") == "server/discover" or (isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta)
+
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 4. The client ----
+# ---------------------------------------------------------------------------------------------------
+
+MAX_INPUT_ROUNDS = 10  # input_required retries before the client gives up (the SDK's bound too)
+
+
+MAX_PAGES = 1000  # a list that never ends is a broken server: stop following nextCursor here
+
+
+def malformed(reply) -> str | None:
+    """What makes a response unusable (course 000: result XOR error, error is {code, message}), or None."""
+    if not isinstance(reply, dict):
+        return "not an object"
+    if ("result" in reply) == ("error" in reply):
+        return "it needs exactly one of result and error"
+    if "result" in reply and not isinstance(reply["result"], dict):
+        return "result is not an object"
+    error = reply.get("error", {"code": 0, "message": ""})
+    if not isinstance(error, dict) or type(error.get("code")) is not int or not isinstance(error.get("message"), str):
+        return "error is not an object with an integer code and a string message"
+    return None
+
+
+def same_id(a, b) -> bool:
+    """Whether two ids are the same id: 1 is not "1", nor true, nor 1.0."""
+    return type(a) is type(b) and a == b
+
+
+class MCPClient:
+    """A client over any transport: request ids count up from 1, and tools_cache is kept fresh.
+
+        client = MCPClient(StdioTransport([sys.executable, "server_demo.py"]))
+        client.connect()  # server/discover, or the handshake when the server is older
+        client.call_tool("add", {"x": 2, "y": 3})
+    on_log and on_progress receive the params of notifications/message and notifications/progress.
+    on_elicit, on_sample and on_roots answer the server's questions: each receives the question
+    ({method, params}) and returns its result (an elicitation, sampling or roots result). The client
+    declares a capability for each one given; sampling and roots are deprecated by 2026-07-28.
+    """
+
+    def __init__(self, transport, name: str = "mcp_min", version: str = "0.1.0",
+                 on_log=None, on_progress=None, on_elicit=None, on_sample=None, on_roots=None):
+        self.transport = transport
+        self.client_info = {"name": name, "version": version}
+        self.on_log, self.on_progress = on_log, on_progress
+        self.answerers = {"elicitation/create": on_elicit, "sampling/createMessage": on_sample,
+                          "roots/list": on_roots}
+        self.capabilities = {QUESTION_CAPABILITIES[method]: {} for method, answer in self.answerers.items() if answer}
+        transport.on_request = self.answer_request  # the server asks (handshake era): answer at once
+        transport.on_notification = self.hear  # progress and log lines reach their callbacks as they arrive
+        self.next_id = 1
+        self.listening = None  # the request of this client's open subscriptions/listen stream
+        self.era = self.protocol_version = None  # connect() decides: "handshake" or "stateless"
+        self.server_info = self.server_capabilities = None
+        self.tools_cache = self.resources_cache = self.prompts_cache = None
+        self.tools_fresh_until = 0.0  # stateless era: ttlMs says how long tools_cache may be reused
+
+    def with_meta(self, params: dict) -> dict:
+        """params with the _meta every 2026-07-28 request carries: version, capabilities, client info (course 004)."""
+        meta = {PROTOCOL_VERSION_KEY: STATELESS_VERSIONS[0], CLIENT_CAPABILITIES_KEY: self.capabilities,
+                CLIENT_INFO_KEY: self.client_info}
+        return {**params, "_meta": {**params.get("_meta", {}), **meta}}
+
+    def request(self, method: str, params: dict | None = None) -> dict:
+        """Send a request and return its result; an error response raises RPCError."""
+        if self.era is None and method not in ("initialize", "server/discover", "ping"):
+            raise RuntimeError(f"connect first: client.connect() (or client.initialize()) before {method}")
+        params = dict(params or {})
+        if self.era == "stateless" or method == "server/discover":  # each request says it all (course 004)
+            params = self.with_meta(params)
+        message = request(self.next_id, method, params or None)
+        self.next_id += 1
+        reply = self.transport.send(message)
+        if reply is None:
+            raise ConnectionError(f"no response to {method}")
+        problem = malformed(reply)
+        if problem:
+            raise RPCError(INTERNAL_ERROR, f"malformed response to {method}: {problem}", reply)
+        if "error" in reply:
+            raise RPCError(reply["error"]["code"], reply["error"]["message"], reply["error"].get("data"))
+        return reply["result"]
+
+    def notify(self, method: str, params: dict | None = None):
+        """Send a notification; nothing comes back."""
+        self.transport.send(notification(method, params))
+
+    def initialize(self, protocol_version: str = HANDSHAKE_VERSIONS[0]) -> dict:
+        """The handshake: initialize, check the response, then notifications/initialized (course 000)."""
+        result = self.request("initialize", {"protocolVersion": protocol_version, "capabilities": self.capabilities,
+                                             "clientInfo": self.client_info})
+        if result.get("protocolVersion") not in HANDSHAKE_VERSIONS:
+            raise ConnectionError(f"the server chose version {result.get('protocolVersion')!r}, which this client lacks")
+        self.era, self.protocol_version = "handshake", result["protocolVersion"]
+        self.server_info, self.server_capabilities = result.get("serverInfo"), result.get("capabilities")
+        self.notify("notifications/initialized")
+        return result
+
+    def limit_wait(self, seconds: float | None):
+        """Wait at most seconds for each response from now on (a transport in memory never waits)."""
+        if seconds:
+            self.transport.timeout = seconds
+
+    def discover(self) -> dict:
+        """server/discover: what a 2026-07-28 server speaks, asked without a handshake."""
+        result = self.request("server/discover")
+        self.server_info = result.get("_meta", {}).get(SERVER_INFO_KEY)
+        self.server_capabilities = result.get("capabilities")
+        return result
+
+    def connect(self, mode: str = "auto") -> dict:
+        """Choose the era: "auto" probes with server/discover and falls back to the handshake; "legacy" does not probe."""
+        if mode not in ("auto", "legacy"):
+            raise ValueError(f"mode is 'auto' or 'legacy', not {mode!r}")
+        if mode == "auto":
+            whole = getattr(self.transport, "timeout", None)  # a silent server costs one timeout in all, not two
+            try:
+                self.limit_wait(whole and whole / 3)
+                result = self.discover()
+            except RPCError:
+                return self.initialize()  # an older server: -32601 or the like
+            except TimeoutError:
+                self.limit_wait(whole and whole * 2 / 3)
+                return self.initialize()  # an older server that ignores what it does not know
+            finally:
+                self.limit_wait(whole)
+            if STATELESS_VERSIONS[0] in result.get("supportedVersions", []):
+                self.era, self.protocol_version = "stateless", STATELESS_VERSIONS[0]
+                return result
+        return self.initialize()
+
+    def ping(self) -> dict:
+        """ping: {} when the server is alive."""
+        return self.request("ping")
+
+    def list_all(self, method: str, key: str) -> tuple[list, dict]:
+        """Every item of a */list method, following nextCursor page by page; and the first page's result."""
+        first = result = self.request(method)
+        items = list(result[key])
+        cursors = set()
+        while "nextCursor" in result:
+            cursor = result["nextCursor"]
+            if cursor in cursors or len(cursors) == MAX_PAGES:
+                raise RPCError(INVALID_PARAMS, f"{method} sent the cursor {cursor!r} again, or too many pages")
+            cursors.add(cursor)
+            result = self.request(method, {"cursor": cursor})
+            items += result[key]
+        return items, first
+
+    def list_tools(self, refresh: bool = False) -> list:
+        """tools/list into tools_cache; a stateless cache still fresh (ttlMs) is reused unless refresh."""
+        if self.tools_cache is not None and time.monotonic() < self.tools_fresh_until and not refresh:
+            return self.tools_cache
+        self.tools_cache, first = self.list_all("tools/list", "tools")
+        self.tools_fresh_until = time.monotonic() + first.get("ttlMs", 0) / 1000
+        return self.tools_cache
+
+    def call_tool(self, name: str, arguments: dict | None = None, progress: bool = False) -> dict:
+        """tools/call; if the server asks the client first (input_required), the callbacks answer."""
+        params = {"name": name, "arguments": arguments or {}}
+        if progress:
+            params["_meta"] = {"progressToken": self.next_id}  # the request id, as the SDK does
+        return self.request_answering("tools/call", params)
+
+    def request_answering(self, method: str, params: dict) -> dict:
+        """A request the server may answer with input_required: answer its questions and send it again.
+
+        Each retry is a new request with a new id, carrying this round's answers and the requestState
+        exactly as the server sent it (spec 2026-07-28, basic, "Multi Round-Trip Requests").
+        """
+        for _ in range(MAX_INPUT_ROUNDS):
+            result = self.request(method, params)
+            self._pump_notifications()
+            if result.get("resultType") != "input_required":
+                return result
+            params = {key: value for key, value in params.items() if key not in ("inputResponses", "requestState")}
+            params["inputResponses"] = self.answer(result.get("inputRequests", {}))
+            if "requestState" in result:
+                params["requestState"] = result["requestState"]
+        raise RuntimeError(f"{method} still needs input after {MAX_INPUT_ROUNDS} rounds")
+
+    def answer(self, questions: dict) -> dict:
+        """The answers to the server's questions, each from the callback for its method."""
+        answers = {}
+        for key, question in questions.items():
+            answerer = self.answerers.get(question.get("method"))
+            if answerer is None:
+                raise RPCError(METHOD_NOT_FOUND, f"this client cannot answer {question.get('method')}")
+            answers[key] = answerer(question)
+        return answers
+
+    def answer_request(self, message: dict) -> dict:
+        """The response to a request the server sent (handshake era): the same callbacks as input_required."""
+        question = {"method": message.get("method"), "params": message.get("params") or {}}
+        try:
+            return response(message.get("id"), self.answer({"question": question})["question"])
+        except RPCError as exc:
+            return error_response(message.get("id"), exc.code, exc.message)
+        except Exception as exc:  # the callback's bug is an error response, not a broken session
+            return error_response(message.get("id"), INTERNAL_ERROR, f"the client failed: {exc!r}"[:200])
+
+    def hear(self, note: dict):
+        """A notification as it arrives: progress and log lines go to their callbacks at once."""
+        callback = {"notifications/message": self.on_log, "notifications/progress": self.on_progress}.get(note["method"])
+        if callback:
+            callback(note.get("params", {}))
+
+    def listen(self, tools: bool = True, prompts: bool = False, resources: bool = False, uris: tuple = ()) -> dict:
+        """Open a subscriptions/listen stream (2026-07-28); its acknowledged filter.
+
+        The stream's notifications arrive among the responses to later requests, and
+        _pump_notifications acts on them: a list change refreshes the cache at once, not when ttlMs ends.
+        """
+        wanted = {"toolsListChanged": tools, "promptsListChanged": prompts, "resourcesListChanged": resources}
+        filter = {key: True for key, value in wanted.items() if value}
+        if uris:
+            filter["resourceSubscriptions"] = list(uris)
+        message = request(self.next_id, "subscriptions/listen", self.with_meta({"notifications": filter}))
+        self.next_id += 1
+        ack = self.transport.listen(message)
+        if ack is None or "error" in ack:
+            error = (ack or {}).get("error", {"code": INTERNAL_ERROR, "message": "no acknowledgement"})
+            raise RPCError(error.get("code"), error.get("message"), error.get("data"))
+        self.listening = message
+        return ack["params"]["notifications"]
+
+    def stop_listening(self):
+        """End the listen stream: notifications/cancelled on stdio, closing the stream over HTTP."""
+        if self.listening:
+            self.transport.cancel(self.listening, "the client stopped listening")
+            self.listening = None
+
+    def list_resources(self) -> list:
+        """resources/list into resources_cache."""
+        self.resources_cache = self.list_all("resources/list", "resources")[0]
+        return self.resources_cache
+
+    def list_resource_templates(self) -> list:
+        """resources/templates/list."""
+        return self.list_all("resources/templates/list", "resourceTemplates")[0]
+
+    def read_resource(self, uri: str) -> dict:
+        """resources/read {uri}."""
+        return self.request_answering("resources/read", {"uri": uri})
+
+    def list_prompts(self) -> list:
+        """prompts/list into prompts_cache."""
+        self.prompts_cache = self.list_all("prompts/list", "prompts")[0]
+        return self.prompts_cache
+
+    def get_prompt(self, name: str, arguments: dict | None = None) -> dict:
+        """prompts/get {name, arguments}."""
+        return self.request_answering("prompts/get", {"name": name, "arguments": arguments or {}})
+
+    def _pump_notifications(self) -> list:
+        """Drain what the server pushed, and re-list on each list_changed (course 000); what was drained."""
+        notes = self.transport.drain()
+        if not notes:
+            return notes  # the usual case after a call, kept cheap
+        refreshes = {  # list_changed is an invalidation, not a diff: fetch the list again
+            "notifications/tools/list_changed": lambda: self.list_tools(refresh=True),
+            "notifications/resources/list_changed": self.list_resources,
+            "notifications/prompts/list_changed": self.list_prompts}
+        changed = [note["method"] for note in notes if note["method"] in refreshes]
+        for method in dict.fromkeys(changed):  # each list once, however many times it changed meanwhile
+            refreshes[method]()
+        return notes
+
+    def close(self):
+        """Close the transport."""
+        self.transport.close()
+
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 5. Transports ----
+# Each has send(message) -> the response, or None for a notification; drain() -> the notifications
+# that arrived; close(); and a trace(direction, message) hook: "→" client to server, "←" back.
+# ---------------------------------------------------------------------------------------------------
+
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # one stdio line or one HTTP body
+MAX_DEPTH = 100  # arrays and objects nested deeper are refused: json.loads would recurse that deep
+SHORT_MESSAGE = 1024  # bytes: below this, a pass over every byte costs less than leaping with find()
+WALKED_STRINGS = 32  # strings leapt over one by one before the rest of a message is taken in bulk
+ONE_KIND = bytes.maketrans(b"{}", b"[]")  # depth is all that is measured; json.loads checks the pairs match
+NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))  # the bytes that neither nest nor quote
+
+
+def reject_constant(name: str):
+    """NaN and Infinity are not JSON, though Python's json reads them."""
+    raise ValueError(f"{name} is not JSON")
+
+
+DECODER = json.JSONDecoder(parse_constant=reject_constant)  # made once: json.loads(text, **options) makes one a call
+ENCODER = json.JSONEncoder(allow_nan=False)
+
+
+def parse(data: bytes | str):
+    """Parse one message from the wire; anything that is not JSON raises PARSE_ERROR (course 000)."""
+    try:
+        if isinstance(data, bytes):
+            wire, text = data, data.decode("utf-8")
+        else:
+            wire, text = data.encode("utf-8", "surrogatepass"), data
+        # A short message is counted, brackets in strings and all: most hold far too few to nest MAX_DEPTH deep.
+        few = len(wire) < SHORT_MESSAGE and wire.count(b"[") + wire.count(b"{") <= MAX_DEPTH
+        if not few and nesting(wire) > MAX_DEPTH:  # checked first: json.loads would recurse as deep as it goes
+            raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+        return DECODER.decode(text)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError too
+        raise RPCError(PARSE_ERROR, f"parse error: {str(exc)[:100]}")
+
+
+def nesting(wire: bytes) -> int:
+    """How deep arrays and objects nest in wire, brackets in strings aside; a bound when too few to pass MAX_DEPTH."""
+    # A long message may hold too few brackets to nest MAX_DEPTH deep, strings and all: find() leaps from one
+    # to the next at memory speed (counting would read every byte) and stops once there are enough.
+    if len(wire) >= SHORT_MESSAGE:
+        brackets = 0
+        for opener in (b"[", b"{"):
+            at = wire.find(opener)
+            while at >= 0 and brackets <= MAX_DEPTH:
+                brackets, at = brackets + 1, wire.find(opener, at + 1)
+        if brackets <= MAX_DEPTH:
+            return brackets
+    # Then only the brackets outside strings count. find() leaps over a long string too, so a long message's
+    # first strings are stepped over one by one; an escaped quote ends the walk, and if it skipped little
+    # (many short strings), the bulk below takes the whole message instead.
+    outside, start = [], 0
+    for _ in range(WALKED_STRINGS if len(wire) >= SHORT_MESSAGE else 0):
+        opening = wire.find(b'"', start)
+        closing = wire.find(b'"', opening + 1) if opening >= 0 else -1
+        if closing < 0 or wire.endswith(b"\\", opening + 1, closing):
+            break
+        outside.append(wire[start:opening])
+        start = closing + 1
+    rest = b"".join([*outside, wire[start:]]) if start > len(wire) // 2 else wire
+    if b"\\" in rest:  # an escaped backslash escapes nothing; an escaped quote ends no string
+        rest = rest.replace(b"\\\\", b"").replace(b'\\"', b"")
+    # Keep brackets and quotes; a string without brackets is now "" and goes, then what any other string holds.
+    brackets = rest.translate(ONE_KIND, NOT_STRUCTURE).replace(b'""', b"")
+    if b'"' in brackets:
+        brackets = b"".join(brackets.split(b'"')[::2])
+    depth = 0
+    while brackets and depth <= MAX_DEPTH:  # each pass peels the innermost pairs: one level
+        peeled = brackets.replace(b"[]", b"")
+        if len(peeled) == len(brackets):
+            break  # brackets that never close: not JSON, which json.loads will say
+        brackets, depth = peeled, depth + 1
+        if depth == 1 and b"[" * MAX_DEPTH in brackets:  # [[[[... a hundred more levels: settled at once
+            return MAX_DEPTH + 1
+    return depth + brackets.count(b"[")
+
+
+def encode(message: dict) -> str:
+    """One message as JSON on one line; one that JSON cannot carry, or too large, becomes INTERNAL_ERROR."""
+    try:
+        text = ENCODER.encode(message)
+        if len(text) > MAX_MESSAGE_BYTES:  # the peer's line limit is likely ours: it could not read this
+            raise ValueError(f"the message would be {len(text)} bytes, over {MAX_MESSAGE_BYTES}")
+        return text
+    except (TypeError, ValueError) as exc:
+        return json.dumps(error_response(message.get("id"), INTERNAL_ERROR, f"internal error: {exc}"[:200]))
+
+
+def print_trace(direction: str, message: dict, width: int | None = None):
+    """A trace hook that prints each message as one JSON line behind its arrow, cut to width (with "…") if given."""
+    line = f"{direction} {json.dumps(message, ensure_ascii=False)}"
+    if width is not None and len(line) > width:
+        line = line[:width - 1] + "…"
+    print(line, flush=True)
+
+
+MAX_KEPT_NOTIFICATIONS = 10_000  # notifications a client keeps until it pumps them; older ones are dropped
+
+
+class Transport:
+    """What every client-side transport shares: the trace hook, the notifications received, and the
+    answers it sends back when the server asks the client something (section 5, "Both directions")."""
+
+    def __init__(self, trace=None):
+        self.trace = trace
+        self.notifications = collections.deque(maxlen=MAX_KEPT_NOTIFICATIONS)  # a flood keeps only the newest
+        self.on_request = None  # set by MCPClient: the response to a request the server sent
+        self.on_notification = None  # set by MCPClient: sees each notification the moment it arrives
+        self._received = threading.Lock()  # HttpTransport's listen thread keeps notifications too
+
+    def traced(self, direction: str, message):
+        """Show message to the trace hook, if there is one, and return it."""
+        if self.trace and message is not None:
+            self.trace(direction, message)
+        return message
+
+    def receive(self, message: dict) -> dict | None:
+        """A message from the server other than the awaited response: keep a notification, answer a request.
+
+        Returns the response to send back for a request; None otherwise. A response to a request this
+        client no longer waits for (one it cancelled) is dropped.
+        """
+        if "method" not in message:
+            return None
+        if is_notification(message):
+            with self._received:
+                self.notifications.append(message)
+            if self.on_notification:
+                self.on_notification(message)
+            return None
+        if self.on_request is None:
+            return error_response(message.get("id"), METHOD_NOT_FOUND, f"this client answers no {message['method']}")
+        return self.on_request(message)
+
+    def acknowledgement(self, listen_id) -> dict | None:
+        """Take the acknowledgement of the listen stream listen_id out of the notifications received, if there."""
+        with self._received:
+            for note in self.notifications:
+                meta = (note.get("params") or {}).get("_meta") or {}
+                if note["method"] == "notifications/subscriptions/acknowledged" and meta.get(SUBSCRIPTION_ID_KEY) == listen_id:
+                    self.notifications.remove(note)
+                    return note
+        return None
+
+    def drain(self) -> list:
+        """The notifications received so far, handed over once."""
+        with self._received:
+            notes = list(self.notifications)
+            self.notifications.clear()
+        return notes
+
+
+class InMemoryTransport(Transport):
+    """The course's proof of layering: client and server share nothing but JSON text."""
+
+    def __init__(self, server: MCPServer, trace=None):
+        super().__init__(trace)
+        self.server = server
+
+    def send(self, message: dict) -> dict | None:
+        """json.dumps, json.loads, server.handle; the outbox and the response come back the same way."""
+        wire = json.dumps(self.traced("→", message))
+        self.server.on_queue = self.deliver  # what the server sends while it works crosses at once
+        reply = self.server.handle(json.loads(wire))
+        self.deliver()  # the outbox first: notifications arrive before the response
+        return self.traced("←", None if reply is None else json.loads(encode(reply)))
+
+    def deliver(self):
+        """Carry what the server queued across the JSON boundary; a question from the server is answered at once."""
+        for message in self.server.drain_outbox():
+            answer = self.receive(self.traced("←", json.loads(encode(message))))
+            if answer is not None:
+                self.server.handle(json.loads(json.dumps(self.traced("→", answer))))
+
+    def listen(self, message: dict) -> dict | None:
+        """Open a subscriptions/listen stream: its acknowledgement (or its error response)."""
+        return self.send(message) or self.acknowledgement(message["id"])
+
+    def cancel(self, message: dict, reason: str):
+        """Cancel a request (a listen stream, here) with notifications/cancelled."""
+        self.send(notification("notifications/cancelled", {"requestId": message["id"], "reason": reason}))
+
+    def close(self):
+        """Nothing to release in memory."""
+
+
+# -- stdio: one message per line; stdout carries the wire and nothing else --
+
+# Requests whose handlers run the server's own functions, which may take long or wait for the client:
+# serve_stdio runs each on a worker thread, so that it keeps reading meanwhile.
+WORKER_METHODS = {"tools/call", "prompts/get", "resources/read"}
+MAX_WORKERS = 32  # requests running at once on one connection; more are refused
+
+
+def serve_stdio(server: MCPServer, stdin=None, stdout=None):
+    """Serve one client over stdio until end of input.
+
+    Three kinds of thread (section 5, "Both directions"): the caller's thread is the one reader, and
+    handles every message that cannot wait (a ping, a cancellation, the client's response to the
+    server's question) at once; a worker thread runs each request in WORKER_METHODS; a lock lets one
+    thread at a time write a line, so lines never interleave.
+    """
+    wire = stdout or claim_stdout()
+    stdin = stdin or sys.stdin.buffer
+    lock = threading.Lock()
+    gone = threading.Event()  # the client closed our stdout: nobody can read a response any more
+
+    def write(messages: list):
+        with lock:
+            try:
+                for message in messages:
+                    wire.write(encode(message).encode() + b"\n")
+                wire.flush()
+            except BrokenPipeError:
+                gone.set()
+                os.dup2(os.open(os.devnull, os.O_WRONLY), wire.fileno())  # what is still buffered goes nowhere, quietly
+
+    def serve(message):
+        reply = server.handle(message)
+        write(server.drain_outbox() + ([reply] if reply is not None else []))  # the outbox first
+
+    server.on_queue = lambda: write(server.drain_outbox())  # notifications and questions go out as they come
+    workers = []
+    for message in read_lines(stdin, write):
+        if gone.is_set():
+            break
+        workers = [worker for worker in workers if worker.is_alive()]
+        if not (isinstance(message, dict) and str(message.get("method")) in WORKER_METHODS and "id" in message):
+            serve(message)
+        elif len(workers) < MAX_WORKERS:
+            workers.append(threading.Thread(target=serve, args=(message,), daemon=True))
+            workers[-1].start()
+        else:
+            write([error_response(message["id"] if valid_id(message["id"]) else None, INTERNAL_ERROR,
+                                  f"busy: {MAX_WORKERS} requests are running already")])
+    # End of input: the client can answer no more questions, but each running request still gets its
+    # response (a host that cannot wait closes our stdout or sends SIGTERM).
+    server.stop_waiting("the client closed its side of the connection")
+    for worker in workers:
+        worker.join()
+    server.end_listening()
+
+
+def read_lines(stdin, write):
+    """Each message read from stdin, one per line; a line that is not one gets its error written here."""
+    while True:
+        line = stdin.readline(MAX_MESSAGE_BYTES + 1)
+        if not line:
+            return  # end of input: the server exits with code 0
+        if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
+            while True:  # drop the rest of the oversized line
+                rest = stdin.readline(MAX_MESSAGE_BYTES)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            write([error_response(None, INVALID_REQUEST, f"message larger than {MAX_MESSAGE_BYTES} bytes")])
+        elif line.strip():
+            try:
+                yield parse(line)
+            except RPCError as exc:  # not JSON, so there is no id to respond to
+                write([error_response(None, exc.code, exc.message)])
+
+
+def claim_stdout():
+    """Keep the real stdout for the wire, and send fd 1 and sys.stdout to stderr for everything else."""
+    sys.stdout.flush()
+    wire = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # a tool's print(), or a child process it starts, now lands on stderr
+    sys.stdout = sys.stderr
+    return wire
+
+
+class StdioTransport(Transport):
+    """A server as a child process: requests to its stdin, responses read from its stdout.
+
+        transport = StdioTransport([sys.executable, "server_demo.py"], trace=print_trace)
+    The response is read on the caller's own thread; select() bounds each wait by `timeout` seconds.
+    While it waits, whatever else arrives is handled: a notification is kept, a question from the
+    server is answered at once.
+    """
+
+    def __init__(self, command: list, trace=None, timeout: float = 30.0, env: dict | None = None, stderr=None):
+        super().__init__(trace)
+        import subprocess
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env)
+        os.set_blocking(self.process.stdin.fileno(), False)  # a write waits in select(), with a deadline
+        self.timeout = timeout
+        self._lines = collections.deque()  # whole lines read but not handled yet
+        self._partial = bytearray()  # the start of a line whose newline has not come yet
+        self._skipping = False  # inside a line longer than MAX_MESSAGE_BYTES: dropped up to its newline
+
+    def send(self, message: dict) -> dict | None:
+        """Write one line; for a request, read until its response arrives."""
+        self.write(message)
+        if is_notification(message):
+            return None
+        return self.wait(message, lambda incoming: "method" not in incoming and same_id(incoming.get("id"), message["id"]))
+
+    def listen(self, message: dict) -> dict:
+        """Open a subscriptions/listen stream: its acknowledgement (or its error response)."""
+        self.write(message)
+
+        def opened(incoming):
+            meta = (incoming.get("params") or {}).get("_meta") or {}
+            acknowledged = incoming.get("method") == "notifications/subscriptions/acknowledged"
+            return (acknowledged and same_id(meta.get(SUBSCRIPTION_ID_KEY), message["id"])) or (
+                "error" in incoming and same_id(incoming.get("id"), message["id"]))
+        return self.wait(message, opened)
+
+    def cancel(self, message: dict, reason: str):
+        """Cancel a request: on stdio, notifications/cancelled is the only way (2026-07-28, "Cancellation")."""
+        self.write(notification("notifications/cancelled", {"requestId": message["id"], "reason": reason}))
+
+    def write(self, message: dict):
+        """One message as one line on the server's stdin; TimeoutError if the server reads none of it in time."""
+        import select
+        data = memoryview(json.dumps(self.traced("→", message)).encode() + b"\n")
+        deadline = time.monotonic() + self.timeout
+        fd = self.process.stdin.fileno()
+        while data:
+            if not select.select([], [fd], [], max(0.0, deadline - time.monotonic()))[1]:
+                raise TimeoutError(f"the server read nothing of {message.get('method', 'a response')} in {self.timeout} s")
+            data = data[os.write(fd, data[:65536]):]
+
+    def wait(self, message: dict, wanted) -> dict:
+        """Read messages until one is wanted; past the deadline, whatever keeps arriving, cancel and raise TimeoutError."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            if time.monotonic() > deadline:
+                self.cancel(message, f"no response in {self.timeout} s")
+                raise TimeoutError(f"no response to {message['method']} (id {message['id']}) in {self.timeout} s")
+            if not self._lines:
+                self._read(deadline)
+                continue
+            try:
+                incoming = json.loads(self._lines.popleft())
+            except (ValueError, RecursionError):
+                continue  # junk on the server's stdout (a stray print) is not a message
+            if not isinstance(incoming, dict):
+                continue
+            if wanted(self.traced("←", incoming)):
+                return incoming
+            answer = self.receive(incoming)
+            if answer is not None:
+                self.write(answer)
+
+    def _read(self, deadline: float):
+        """Read what the server wrote, within the deadline, into whole lines; a line too long is dropped."""
+        import select
+        fd = self.process.stdout.fileno()
+        if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            return  # nothing yet: wait() looks at the clock
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            raise ConnectionError(f"the server closed its stdout (exit code {self.process.poll()})")
+        *complete, rest = chunk.split(b"\n")
+        if complete:
+            first = bytes(self._partial) + complete[0]
+            self._lines.extend(([] if self._skipping else [first]) + complete[1:])
+            self._partial, self._skipping = bytearray(), False
+        if not self._skipping:
+            self._partial += rest  # growing a bytearray: an endless line costs linear time, not quadratic
+        if len(self._partial) > MAX_MESSAGE_BYTES:
+            self._partial, self._skipping = bytearray(), True
+
+    def close(self) -> int:
+        """Close stdin and wait for the server to exit; if it does not, terminate it, then kill it."""
+        self.process.stdin.close()
+        import subprocess
+        for stop in (None, self.process.terminate, self.process.kill):  # ask, then insist
+            if stop:
+                stop()
+            try:
+                self.process.wait(timeout=2)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        self.process.stdout.close()
+        return self.process.returncode
+
+
+# -- Streamable HTTP: one endpoint, one POST a message --
+
+MCP_PATH = "/mcp"
+LOCAL_NAMES = {"127.0.0.1", "localhost", "::1"}  # Host and Origin a local server accepts (DNS rebinding)
+NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # sent as Mcp-Name
+
+
+KEEPALIVE_S = 15  # an open event stream with nothing to say gets a comment line this often
+REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, headers, body) within this
+MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
+SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
+MAX_SESSIONS = 1000  # open at once; initialize beyond them is 503
+DONE = object()  # put on a stream's events when the request's handler has returned
+
+
+class HttpStream:
+    """One POST's response as a stream: the server's messages for this request become its events.
+
+    closed turns true when the client goes away; for a 2026-07-28 request that is the cancel
+    (2026-07-28, "Cancellation"). Without an event stream (the client accepts only JSON) there is
+    nowhere to put a notification, and no way to ask the client anything.
+    """
+
+    def __init__(self, events_accepted: bool):
+        self.events = queue.Queue()
+        self.events_accepted = events_accepted
+        self.closed = False
+
+    def send(self, message: dict):
+        """Put one of the server's messages on this request's stream, if it can carry it."""
+        if self.events_accepted:
+            self.events.put(message)
+        elif "id" in message and "method" in message:
+            raise RuntimeError("this POST accepts no text/event-stream, so the server cannot ask the client")
+
+
+def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):
+    """A Streamable HTTP server at /mcp; factory() makes each session's MCPServer. Call serve_forever().
+
+    Threads: one a connection (http.server's), which reads the POST and writes its response; and one
+    worker a request, which runs MCPServer.handle while the connection's thread writes the events the
+    request sends and watches for the client going away.
+    """
+    import http.server, secrets, select, socket, urllib.parse  # only when HTTP is served
+
+    sessions = {}  # Mcp-Session-Id -> [MCPServer, when last used]: one a client, in the handshake era
+    sessions_lock = threading.Lock()
+    shared = factory()  # serves every stateless request: there is no session
+    arriving = {}  # connection -> the moment by which its next request must have arrived whole
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: many POSTs on one connection
+        disable_nagle_algorithm = True  # headers and body leave at once, not 40 ms apart
+
+        def log_message(self, format, *args):
+            pass  # no access log on stderr: trace the messages instead
+
+        def do_GET(self):
+            self.refuse(405, "this server opens no standalone stream: each request's messages travel on its own")
+
+        def do_DELETE(self):
+            if self.is_allowed() and self.session(end=True):
+                self.respond(200, None)
+
+        def handle_one_request(self):
+            """Read and serve one request; the wait for it and its arrival, headers and body, are bounded together."""
+            arriving[self.connection] = time.monotonic() + REQUEST_S  # the watchdog cuts a connection past it
+            try:
+                super().handle_one_request()
+            finally:
+                arriving.pop(self.connection, None)
+
+        def do_POST(self):
+            lengths = self.headers.get_all("Content-Length") or []
+            if not self.is_allowed():
+                return
+            if "Transfer-Encoding" in self.headers or len(lengths) > 1:
+                # Two ways to frame one body could be read two ways: a smuggled request (RFC 9112, section 6.3).
+                return self.refuse(400, "a body is framed by exactly one Content-Length, and no Transfer-Encoding")
+            if not re.fullmatch(r"[0-9]{1,10}", lengths[0] if lengths else ""):
+                return self.refuse(411, "Content-Length is required, in decimal digits")
+            if int(lengths[0]) > MAX_MESSAGE_BYTES:
+                return self.refuse(413, f"the body must be {MAX_MESSAGE_BYTES} bytes at most")
+            body = self.rfile.read(int(lengths[0]))
+            if len(body) < int(lengths[0]):
+                self.close_connection = True
+                return  # the body never came whole: the client went away, or the watchdog cut it off
+            arriving.pop(self.connection, None)  # arrived: serving it may take as long as its tool needs
+            try:
+                message = parse(body)  # once the body is read, the connection is reusable
+            except RPCError as exc:
+                return self.respond(400, error_response(None, exc.code, exc.message))
+            version = self.headers.get("MCP-Protocol-Version")
+            if not isinstance(message, dict) or is_stateless(message):
+                self.post_stateless(message)
+            elif version is not None and version not in PUBLISHED_VERSIONS:
+                self.respond(400, error_response(None, INVALID_REQUEST, f"unknown MCP-Protocol-Version {version}"))
+            elif message.get("method") == "initialize":  # a new session, named by an unguessable id
+                if not self.room_for_a_session():
+                    return self.respond(503, error_response(message.get("id"), INTERNAL_ERROR,
+                                                            f"{MAX_SESSIONS} sessions are open: try again later"))
+                server, sid = factory(), secrets.token_urlsafe(24)
+                reply = server.handle(message)
+                if reply and "result" in reply:
+                    with sessions_lock:
+                        sessions[sid] = [server, time.monotonic()]
+                self.respond(200, reply, {"Mcp-Session-Id": sid} if reply and "result" in reply else {})
+            else:
+                server = self.session()
+                if server:
+                    self.serve(server, message, lambda reply: 200)
+
+        def post_stateless(self, message):
+            """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses."""
+            params = message.get("params") if isinstance(message, dict) and isinstance(message.get("params"), dict) else {}
+            meta, method = params.get("_meta"), message.get("method") if isinstance(message, dict) else None
+            meta = meta if isinstance(meta, dict) else {}
+            if PROTOCOL_VERSION_KEY in meta:
+                problem = self.header_mismatch(method, params, meta)
+                if problem:
+                    return self.respond(400, error_response(message.get("id"), HEADER_MISMATCH, problem))
+            if is_notification(message):
+                return self.respond(202, None)  # over HTTP, closing a stream is the cancel: nothing to pass on
+
+            def status(reply):
+                code = reply.get("error", {}).get("code")
+                if code in (UNSUPPORTED_PROTOCOL_VERSION, INVALID_REQUEST, PARSE_ERROR, MISSING_CLIENT_CAPABILITY):
+                    return 400
+                if code == INVALID_PARAMS and CLIENT_CAPABILITIES_KEY not in meta:
+                    return 400  # a required _meta field is missing (2026-07-28, basic, "_meta")
+                if code == METHOD_NOT_FOUND and (method not in shared._handlers or method in HANDSHAKE_ONLY):
+                    return 404  # the method itself is unknown here
+                return 200  # a tool's failure, or the lab's unknown tool, is still a 200
+            self.serve(shared, message, status)
+
+        def header_mismatch(self, method, params: dict, meta: dict) -> str | None:
+            """What in the headers does not repeat the body (2026-07-28, Streamable HTTP, "Server Validation"), or None."""
+            expected = {"MCP-Protocol-Version": meta.get(PROTOCOL_VERSION_KEY), "Mcp-Method": method}
+            if method in NAMED_METHODS:
+                expected["Mcp-Name"] = params.get(NAMED_METHODS[method])
+            tool = shared.tools.get(params.get("name")) if method == "tools/call" else None
+            if tool and isinstance(params.get("arguments"), dict):
+                expected |= param_headers(tool["spec"]["inputSchema"], params["arguments"])
+            for header, value in expected.items():
+                sent = self.headers.get_all(header) or []
+                if len(sent) > 1:
+                    return f"the {header} header was sent {len(sent)} times"
+                try:
+                    text = header_text(sent[0].strip(" \t")) if sent else None  # whitespace around a value is not part of it
+                except ValueError:
+                    return f"the {header} header is not a valid =?base64?...?= value"
+                if not header_matches(text, value):
+                    return f"the {header} header does not match the body"
+            return None
+
+        def serve(self, server: MCPServer, message, status):
+            """Run handle() on a worker; write the request's messages as events as they come, then its response."""
+            if not isinstance(message, dict) or "method" not in message or "id" not in message:
+                reply = server.handle(message)  # a notification, or the client's response to the server's question
+                return self.respond(202 if reply is None else status(reply), reply)
+            stream = HttpStream("text/event-stream" in self.headers.get("Accept", ""))
+            outcome = {}
+
+            def work():
+                outcome["reply"] = server.handle(message, stream)
+                stream.events.put(DONE)
+            threading.Thread(target=work, daemon=True).start()
+            try:
+                self.stream_events(server, message, stream, outcome, status)
+            except OSError:  # the client went away while we wrote: for its request, that is the cancel
+                stream.closed = True
+                server.stop_listening(stream)
+                self.close_connection = True
+
+        def stream_events(self, server: MCPServer, message: dict, stream: HttpStream, outcome: dict, status):
+            """Write what the request's worker sends, as it comes: JSON if the response is all, else an event stream."""
+            streaming, quiet_since = False, time.monotonic()
+            while True:
+                try:
+                    item = stream.events.get(timeout=0.25)
+                except queue.Empty:
+                    if self.client_gone():
+                        stream.closed = True  # the worker's function sees ctx.cancelled
+                        server.stop_listening(stream)
+                        self.close_connection = True
+                        return
+                    if streaming and time.monotonic() - quiet_since > KEEPALIVE_S:
+                        self.write_chunk(b": keep-alive\n\n")  # a comment: clients skip it, proxies see life
+                        quiet_since = time.monotonic()
+                    continue
+                if item is DONE and outcome["reply"] is None and message.get("method") == "subscriptions/listen":
+                    continue  # a listen stream stays open until the client goes or the server ends it
+                if item is not DONE and not streaming:
+                    self.start_events()
+                    streaming = True
+                if item is not DONE:
+                    self.write_event(item)
+                    quiet_since = time.monotonic()
+                    if same_id(item.get("id"), message["id"]) and "method" not in item:
+                        return self.write_chunk(b"")  # the listen stream's own response ends it
+                    continue
+                reply, notes = outcome["reply"], server.drain_outbox()  # the session's list_changed, if any
+                if not streaming:
+                    return self.respond(202 if reply is None else status(reply), reply, notes=notes)
+                for note in notes + ([reply] if reply else []):
+                    self.write_event(note)
+                return self.write_chunk(b"")
+
+        def client_gone(self) -> bool:
+            """Whether the client closed the connection (it would read as end of file)."""
+            try:
+                readable = select.select([self.connection], [], [], 0)[0]
+                return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                return True
+
+        def start_events(self):
+            """The headers of an event stream, sent in chunks so that the connection stays usable after it."""
+            self.send_response(200)
+            for name, value in {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                                "X-Accel-Buffering": "no", "Transfer-Encoding": "chunked"}.items():
+                self.send_header(name, value)
+            self.end_headers()
+
+        def write_event(self, message: dict):
+            """One message as one event of the stream."""
+            self.write_chunk(f"event: message\ndata: {encode(message)}\n\n".encode())
+
+        def write_chunk(self, data: bytes):
+            """One chunk of a chunked body; an empty one ends the body."""
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+        def session(self, end: bool = False):
+            """The session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
+            sid = self.headers.get("Mcp-Session-Id")
+            with sessions_lock:
+                entry = sessions.pop(sid, None) if end else sessions.get(sid)
+                if entry:
+                    entry[1] = time.monotonic()
+            if entry is None:
+                status, reason = (400, "missing Mcp-Session-Id") if sid is None else (404, "unknown or ended session")
+                self.respond(status, error_response(None, INVALID_REQUEST, reason))
+            return entry and entry[0]
+
+        def room_for_a_session(self) -> bool:
+            """Forget the sessions idle longer than SESSION_IDLE_S; whether another may open (MAX_SESSIONS)."""
+            now = time.monotonic()
+            with sessions_lock:
+                for sid, (server, used) in list(sessions.items()):
+                    if now - used > SESSION_IDLE_S:
+                        del sessions[sid]  # its client sees 404 and may initialize again (spec: session expiry)
+                return len(sessions) < MAX_SESSIONS
+
+        def is_allowed(self) -> bool:
+            """The path is /mcp, and Host and Origin are local names; otherwise refuse before reading a body."""
+            host = urllib.parse.urlsplit("//" + self.headers.get("Host", "")).hostname
+            origin = self.headers.get("Origin")
+            if urllib.parse.urlsplit(self.path).path != MCP_PATH:
+                return self.refuse(404, "not found: the endpoint is " + MCP_PATH)
+            if host not in allowed_hosts or (origin and urllib.parse.urlsplit(origin).hostname not in allowed_hosts):
+                return self.refuse(403, "Host or Origin is not a local name")  # a DNS-rebinding page, say
+            return True
+
+        def refuse(self, status: int, reason: str) -> bool:
+            """Respond, drain the body, and close: a kept-alive connection never reads a stale body as a request."""
+            self.close_connection = True
+            self.respond(status, error_response(None, INVALID_REQUEST, reason), {"Connection": "close"})
+            self.connection.shutdown(socket.SHUT_WR)  # the response is complete, and the client sees it end
+            self.connection.settimeout(2)
+            try:  # read what the client still sends (a body it writes before reading), so that it reads the response
+                while self.connection.recv(1 << 20):
+                    pass
+            except OSError:
+                pass  # the client closed, or took too long: either way the response is out
+            return False
+
+        def respond(self, status: int, reply, headers=None, notes=()):
+            """Send the response whole, in one write: JSON, or an event stream when notifications go first."""
+            body, kind = (encode(reply).encode() if reply else b""), "application/json"
+            if notes and "text/event-stream" in self.headers.get("Accept", ""):
+                body = "".join(f"event: message\ndata: {encode(m)}\n\n" for m in [*notes, reply]).encode()
+                kind = "text/event-stream"
+            self.send_response(status)
+            for name, value in {**(headers or {}), "Content-Type": kind, "Content-Length": str(len(body))}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+
+    class Server(http.server.ThreadingHTTPServer):
+        """http.server's threads, bounded: how many connections at once, how long one may take to arrive."""
+        daemon_threads = True
+        request_queue_size = 1024  # connections waiting to be accepted (the default 5 resets a crowd)
+
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.open_connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
+            self.closing = False
+            threading.Thread(target=self.watch, daemon=True).start()
+
+        def get_request(self):
+            try:
+                return super().get_request()
+            except OSError:
+                time.sleep(0.05)  # out of file descriptors, say: wait a moment rather than spin on accept
+                raise
+
+        def process_request(self, request, client_address):
+            # Full: stop accepting until a connection closes (the others wait in the listen queue): an idle one
+            # is cut off within REQUEST_S. A longer wait means every connection is busy: give up on this one.
+            if not self.open_connections.acquire(timeout=2 * REQUEST_S):
+                request.close()
+                return
+            super().process_request(request, client_address)
+
+        def process_request_thread(self, request, client_address):
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                self.open_connections.release()
+
+        def handle_error(self, request, client_address):
+            pass  # a client that went away mid-request: nothing to tell (and stderr may be a pipe nobody reads)
+
+        def watch(self):
+            """The watchdog: cut off each connection whose next request has not arrived whole by its deadline."""
+            while not self.closing:
+                time.sleep(0.25)
+                now = time.monotonic()
+                for connection, deadline in list(arriving.items()):
+                    if now > deadline:
+                        arriving.pop(connection, None)
+                        try:
+                            connection.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass  # closed already
+
+        def server_close(self):
+            self.closing = True
+            shared.end_listening()  # graceful: each listen stream gets its response before the server goes
+            super().server_close()
+
+    return Server((host, port), Handler)
+
+
+def serve_http(factory, host: str = "127.0.0.1", port: int = 8000):
+    """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated."""
+    import signal
+    try:
+        httpd = http_server(factory, host, port)
+    except OSError as exc:  # the port is taken, say: one line, not a traceback
+        raise SystemExit(f"mcp_min: cannot serve http://{host}:{port}{MCP_PATH}: {exc.strerror}")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a host's SIGTERM is a clean stop
+    print(f"mcp_min: serving http://{host}:{httpd.server_address[1]}{MCP_PATH}", file=sys.stderr, flush=True)
+    with httpd:
+        try:
+            httpd.serve_forever()
+        except KeyboardInterrupt:
+            pass  # Ctrl-C: stop quietly
+
+
+class HttpTransport(Transport):
+    """The client's side of Streamable HTTP: one POST a message, on one kept-alive connection.
+
+        transport = HttpTransport("http://127.0.0.1:8000/mcp", trace=print_trace)
+    It keeps Mcp-Session-Id and MCP-Protocol-Version, and reads JSON or event-stream responses, event
+    by event as they arrive: a question from the server is answered with a POST of its own, on a second
+    connection, while the first still streams.
+    """
+
+    def __init__(self, url: str, trace=None, timeout: float = 30.0):
+        import urllib.parse
+        super().__init__(trace)
+        parts = urllib.parse.urlsplit(url)
+        self.address, self.path, self.timeout = (parts.hostname, parts.port or 80), parts.path or "/", timeout
+        self.connection = self.connect()
+        self.side_connection = None  # opened the first time the server asks something mid-stream
+        self.listen_connection = None  # the open subscriptions/listen stream's own connection
+        self.arrived = queue.Queue()  # what the listen stream brought, not yet handed over
+        self.session_id = self.protocol_version = None
+        self.tool_schemas = {}  # name -> inputSchema, for the tools whose arguments travel in headers too
+
+    def connect(self):
+        """A new HTTP/1.1 connection to the server (opened on first use)."""
+        import http.client
+        return http.client.HTTPConnection(*self.address, timeout=self.timeout)
+
+    def headers_for(self, message: dict) -> dict:
+        """The headers of a POST: what 2026-07-28 repeats from the body, or the session's."""
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        meta = (message.get("params") or {}).get("_meta") or {}
+        if PROTOCOL_VERSION_KEY in meta:  # stateless: the headers repeat what the body says
+            headers |= {"MCP-Protocol-Version": meta[PROTOCOL_VERSION_KEY], "Mcp-Method": message["method"]}
+            if message["method"] in NAMED_METHODS:
+                headers["Mcp-Name"] = header_value(str(message["params"].get(NAMED_METHODS[message["method"]])))
+            if message["method"] == "tools/call" and message["params"].get("name") in self.tool_schemas:
+                arguments = message["params"].get("arguments") or {}
+                for name, value in param_headers(self.tool_schemas[message["params"]["name"]], arguments).items():
+                    if value is not None:
+                        headers[name] = header_value(header_text_of(value))
+        elif self.session_id:
+            headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
+        return headers
+
+    def send(self, message: dict) -> dict | None:
+        """POST one message: 202 means no response; a JSON body or an event stream holds the response."""
+        import http.client
+        deadline = time.monotonic() + self.timeout
+        try:
+            reply = self.post(self.connection, message)
+            self.session_id = reply.headers.get("Mcp-Session-Id") or self.session_id
+            if reply.status == 202 or is_notification(message):
+                reply.read()
+                return None
+            for incoming in self.messages(reply, self.connection, deadline):
+                if not isinstance(incoming, dict):
+                    continue  # not a message at all
+                if "method" not in incoming and same_id(incoming.get("id"), message["id"]):
+                    reply.read()  # the rest of the body, so that the connection can carry the next POST
+                    return self.received_response(message, incoming)
+                answer = self.receive(incoming)
+                if answer is not None:
+                    self.post_aside(answer)
+        except (OSError, http.client.HTTPException) as exc:
+            self.connection.close()  # the next POST starts on a fresh connection; closing is the 2026 cancel
+            if isinstance(exc, TimeoutError) and self.session_id and not is_notification(message):
+                self.post_aside(notification("notifications/cancelled", {"requestId": message["id"],
+                                                                          "reason": f"no response in {self.timeout} s"}))
+            if isinstance(exc, TimeoutError):
+                raise TimeoutError(f"no response to {message['method']} (id {message['id']}) in {self.timeout} s")
+            raise ConnectionError(f"HTTP: {exc!r}") from exc
+        raise ConnectionError(f"HTTP {reply.status}: the body held no response to {message['method']}")
+
+    def received_response(self, message: dict, reply: dict) -> dict:
+        """Learn what a response teaches the transport (the version, the tools' header annotations); return it."""
+        if message["method"] == "initialize" and "result" in reply:
+            self.protocol_version = reply["result"].get("protocolVersion")
+        if message["method"] == "tools/list" and "result" in reply:
+            self.learn_headers(reply["result"])
+        return reply
+
+    def post(self, connection, message: dict):
+        """Send one POST on connection; the HTTPResponse, its body not read yet."""
+        if connection.sock is None:  # (re)connect, and send each write at once: no 40 ms Nagle delay
+            import socket
+            connection.connect()
+            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        connection.sock.settimeout(self.timeout)
+        connection.request("POST", self.path, json.dumps(self.traced("→", message)).encode(), self.headers_for(message))
+        return connection.getresponse()
+
+    def post_aside(self, message: dict):
+        """POST a message on the side connection, while the main one is busy streaming (202 expected)."""
+        self.side_connection = self.side_connection or self.connect()
+        try:
+            self.post(self.side_connection, message).read()
+        except OSError:
+            self.side_connection.close()
+
+    def messages(self, reply, connection, deadline: float, traced: bool = True):
+        """The messages of a response body, each as it arrives: one JSON body, or an event stream's events."""
+        if not reply.headers.get("Content-Type", "").startswith("text/event-stream"):
+            body = reply.read()
+            try:
+                yield self.traced("←", json.loads(body))
+            except ValueError:
+                raise ConnectionError(f"HTTP {reply.status}: {body[:200].decode(errors='replace')}")
+            return
+        data = []
+        while True:
+            if deadline != float("inf"):
+                connection.sock.settimeout(max(0.01, deadline - time.monotonic()))  # the whole wait is bounded
+            line = reply.readline()
+            if not line:
+                return
+            line = line.decode().rstrip("\r\n")
+            if line.startswith("data:"):
+                data.append(line[5:].lstrip(" "))
+            elif not line and data:
+                message = json.loads("\n".join(data))
+                yield self.traced("←", message) if traced else message
+                data = []
+
+    def listen(self, message: dict) -> dict:
+        """Open a subscriptions/listen stream on a connection of its own; its acknowledgement (or error).
+
+        A thread then reads the stream, keeping its notifications for _pump_notifications.
+        """
+        self.listen_connection = self.connect()
+        reply = self.post(self.listen_connection, message)
+        incoming = self.messages(reply, self.listen_connection, float("inf"), traced=False)
+        first = self.traced("←", next(incoming, None))
+        if first is None or "error" in first or first.get("method") != "notifications/subscriptions/acknowledged":
+            return first
+
+        def keep_reading():
+            try:
+                for later in incoming:
+                    self.arrived.put(later)  # handed over (and traced) by drain(), on the caller's thread
+            except (OSError, ValueError, AttributeError):
+                pass  # the stream was closed: by us (stop_listening) or by the server
+        threading.Thread(target=keep_reading, daemon=True).start()
+        return first
+
+    def drain(self) -> list:
+        """The notifications received so far, those of the listen stream included, handed over once."""
+        while not self.arrived.empty():
+            self.receive(self.traced("←", self.arrived.get()))
+        return super().drain()
+
+    def cancel(self, message: dict, reason: str):
+        """Cancel the listen stream: over HTTP, closing the stream is the cancel (2026-07-28)."""
+        if self.listen_connection:
+            import socket
+            try:
+                self.listen_connection.sock.shutdown(socket.SHUT_RDWR)
+            except (OSError, AttributeError):
+                pass
+            self.listen_connection.close()
+            self.listen_connection = None
+
+    def learn_headers(self, result: dict):
+        """Keep each listed tool's x-mcp-header annotations, and drop a tool whose annotations are invalid.
+
+        An HTTP client must mirror annotated arguments as Mcp-Param-{Name} headers, and must leave out of
+        tools/list a tool it cannot mirror (2026-07-28, Streamable HTTP, "Custom Headers").
+        """
+        valid = []
+        for tool in result.get("tools", []):
+            try:
+                if header_paths(tool.get("inputSchema", {})):
+                    self.tool_schemas[tool["name"]] = tool["inputSchema"]
+                valid.append(tool)
+            except ValueError as exc:
+                print(f"mcp_min: tool {tool.get('name')!r} left out: {exc}", file=sys.stderr)
+        result["tools"] = valid
+
+    def close(self):
+        """End the session with DELETE, then close the connections."""
+        if self.listen_connection:
+            self.cancel({}, "closing")
+        if self.session_id:
+            try:
+                if self.connection.sock is None:
+                    self.connection.connect()
+                self.connection.request("DELETE", self.path, None, {"Mcp-Session-Id": self.session_id})
+                self.connection.getresponse().read()
+            except OSError:
+                pass  # the server has gone already
+            self.session_id = None
+        self.connection.close()
+        if self.side_connection:
+            self.side_connection.close()
+
+
+def header_value(text: str) -> str:
+    """A header value for text: as it is if plain printable ASCII, else wrapped as =?base64?...?= (2026-07-28)."""
+    sentinel = text.startswith("=?base64?") and text.endswith("?=")  # a plain value that looks wrapped is wrapped
+    if text.isascii() and text.isprintable() and text == text.strip() and not sentinel:
+        return text
+    return "=?base64?" + base64.b64encode(text.encode()).decode("ascii") + "?="
+
+
+def header_text(value: str | None) -> str | None:
+    """The text a header value carries, unwrapping =?base64?...?=; ValueError for a wrapping that is not strict base64 of UTF-8."""
+    if value and value.startswith("=?base64?") and value.endswith("?="):
+        return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+    return value
+
+
+def header_text_of(value) -> str:
+    """The text a body value travels as in a header: integers in decimal, booleans as true or false."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def header_matches(text: str | None, value) -> bool:
+    """Whether a header's text repeats a body value; integers compare as numbers ("42.0" is 42)."""
+    if value is None or text is None:
+        return value is None and text is None
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(text) == value
+        except ValueError:
+            return False
+    return text == header_text_of(value)
+
+
+def header_paths(schema: dict) -> dict:
+    """{Mcp-Param-Name: path of property names} for each x-mcp-header in an inputSchema; ValueError if one is misplaced.
+
+    An annotation may sit only at the end of a chain of "properties" keys, on a string, integer or
+    boolean, and each name only once, whatever its case (2026-07-28, Streamable HTTP, "Custom Headers").
+    """
+    found = {}
+
+    def walk(node, path, reachable):
+        if isinstance(node, dict):
+            if "x-mcp-header" in node:
+                if not reachable or path == ():
+                    raise ValueError("x-mcp-header outside a chain of properties")
+                name = "Mcp-Param-" + header_name(str(node["x-mcp-header"]), node)
+                if name.lower() in (known.lower() for known in found):
+                    raise ValueError(f"{name} names two arguments")
+                found[name] = path
+            for key, value in node.items():
+                if key == "properties" and isinstance(value, dict):
+                    for name, child in value.items():
+                        walk(child, path + (name,), reachable)
+                elif key != "x-mcp-header":
+                    walk(value, path, False)  # under items, anyOf, $defs...: not statically reachable
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, path, False)
+
+    walk(schema, (), True)
+    return found
+
+
+def param_headers(schema: dict, arguments: dict) -> dict:
+    """{Mcp-Param-Name: value} for each annotated argument present and not null (None for one that is absent)."""
+    headers = {}
+    for name, path in header_paths(schema).items():
+        value = arguments
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        headers[name] = value
+    return headers
+
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 6. The wire tap ----
+# python mcp_min.py tap [--log FILE] -- <server command>: put it in front of any server command in a
+# host's configuration, and watch every message the host and the server exchange.
+# ---------------------------------------------------------------------------------------------------
+
+TAP_USAGE = "usage: python mcp_min.py tap [--log FILE] [--] <server command> [args...]"
+GRACE_S = 2.0  # after end of input a server may take this long to exit; then SIGTERM, then SIGKILL
+
+
+def tap(command: list, log=None) -> int:
+    """Run command as a server, pass every byte through untouched both ways, and log each line; its exit status.
+
+    The server stops with the tap: when the host closes our stdin (after GRACE_S), when the host closes our
+    stdout, or on SIGTERM or SIGINT. A server killed by signal N reports 128 + N, as a shell does.
+    """
+    import signal, subprocess
+    try:
+        child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    except OSError as exc:
+        print(f"tap: cannot start {command[0]!r}: {exc.strerror}", file=sys.stderr)
+        return 127  # as a shell says "command not found"
+    log, log_lock = log or sys.stderr, threading.Lock()
+
+    def pump(source: int, target: int, arrow: str):
+        """Copy bytes as they arrive, logging each whole line before the bytes that end it are passed on."""
+        pending = bytearray()  # the line begun and not ended: it grows, never copied whole (a long line is linear)
+        while True:
+            chunk = os.read(source, 65536)
+            if not chunk:
+                break
+            *ends, rest = chunk.split(b"\n")
+            if ends:
+                write_log(arrow, [bytes(pending) + ends[0], *ends[1:]])  # so a request is logged before its response
+                pending = bytearray()
+            pending += rest
+            unsent = memoryview(chunk)
+            while unsent:  # then the bytes, unchanged
+                unsent = unsent[os.write(target, unsent):]
+        write_log(arrow, [bytes(pending)] if pending else [])  # a last line without its newline
+
+    def write_log(arrow: str, lines: list):
+        """Log each line, one message as stdio requires, as it is."""
+        with log_lock:
+            log.writelines(f"{arrow} {line.decode('utf-8', 'replace')}\n" for line in lines)
+            log.flush()
+
+    def upstream():
+        """Host to server; when the host closes, so does the server's stdin, and the server has GRACE_S to go."""
+        try:
+            pump(0, child.stdin.fileno(), "→")
+        except OSError:
+            pass  # the server has exited: its stdin is gone
+        child.stdin.close()
+        stop_server(child, polite=True)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: threading.Thread(target=stop_server, args=(child,), daemon=True).start())
+    threading.Thread(target=upstream, daemon=True).start()
+    try:
+        pump(child.stdout.fileno(), 1, "←")
+    except BrokenPipeError:
+        print("tap: the host closed its side of the pipe; stopping the server", file=sys.stderr)
+        stop_server(child)
+    code = child.wait()
+    return 128 - code if code < 0 else code  # killed by signal N: 128 + N
+
+
+def stop_server(child, polite: bool = False):
+    """Stop a server child: (politely: first wait GRACE_S for it to exit by itself) SIGTERM, then SIGKILL."""
+    import subprocess
+    steps = [None, child.terminate, child.kill] if polite else [child.terminate, child.kill]
+    for step in steps:
+        if step:
+            step()
+        try:
+            child.wait(timeout=GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def main(argv: list | None = None) -> int:
+    """The command line: python mcp_min.py tap [--log FILE] [--] <server command> [args...]."""
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["tap"] and args[1:2] in (["--help"], ["-h"]):
+        print(TAP_USAGE + "\n\nRuns the server command, passes every byte between its stdio and ours unchanged, and logs"
+              "\neach line with its direction (→ host to server, ← server to host) to FILE or stderr.")
+        return 0
+    log_path = args[2] if args[1:2] == ["--log"] and len(args) > 2 else None
+    command = args[3:] if log_path else args[1:]
+    command = command[1:] if command[:1] == ["--"] else command  # "--" may be eaten by the host: optional
+    if args[:1] != ["tap"] or not command or command[0].startswith("-"):
+        print(TAP_USAGE, file=sys.stderr)
+        return 2
+    if not log_path:
+        return tap(command)
+    try:
+        log = open(log_path, "a", encoding="utf-8")
+    except OSError as exc:
+        print(f"tap: cannot write the log {log_path!r}: {exc.strerror}", file=sys.stderr)
+        return 2
+    with log:
+        return tap(command, log)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
