@@ -1,16 +1,26 @@
 """mcp_min: the Model Context Protocol in one standard-library module.
 
-The lab of the course (course text 000 is its map). Read it top to bottom; the banners carry the
-section numbers the lessons use:
+The lab of the course. Read it top to bottom: sections 1-4 are course text 000's lab and nothing else (the
+messages, the server's handle, gate, _dispatch, _call_tool and _outbox, the client's tools_cache and
+_pump_notifications, InMemoryTransport.send); each later section adds one mechanism, using only what comes
+before it. The banners carry the section numbers the lessons use:
 
-  1. Messages            JSON-RPC 2.0 as plain dicts, the error codes, RPCError
-  2. The server          MCPServer.handle, the handshake gate, _dispatch, _call_tool, the _outbox
-  3. Versions and eras   negotiation, the stateless 2026-07-28 revision, input_required
-  4. The client          MCPClient, tools_cache, _pump_notifications
-  5. Transports          InMemoryTransport, stdio, Streamable HTTP, all with one trace hook
-  6. The wire tap        python mcp_min.py tap -- <server command>
+   1. Messages                    JSON-RPC 2.0 as plain dicts, the error codes, RPCError        course 000
+   2. The server                  MCPServer: handle, the handshake gate, _dispatch, _call_tool   course 000
+   3. The client                  MCPClient: tools_cache, _pump_notifications                    course 000
+   4. In memory                   InMemoryTransport.send: only JSON crosses                       course 000
+   5. Tools from type hints       @server.tool(), schemas, content blocks, templates, pages      course 002
+   6. Versions and eras           negotiation; 2026-07-28: server/discover, _meta, cache hints   course 002, 004
+   7. Asking the client           Context: log, progress, elicit, sample, roots; input_required  course 004
+   8. Both directions             the server's own requests, cancellation, subscriptions/listen
+   9. stdio                       serve_stdio, StdioTransport: one message a line
+  10. Streamable HTTP             http_server, HttpTransport: one POST a message
+  11. The wire tap                python mcp_min.py tap -- <server command>
 
-Glossary (one word per concept; the module uses no synonyms):
+A later section grows a class of an earlier one with @extend (a method added) or @serves (a handler added
+to the server's flat table), so that the classes read in the course's order.
+
+Glossary (one word per concept; the module, demos, tests and lessons use no synonyms):
   message       one JSON-RPC object on the wire: a request, a notification or a response
   request       a message with an "id" and a "method"; it gets exactly one response
   notification  a message with a "method" and no "id" key; it never gets a response
@@ -25,7 +35,12 @@ Glossary (one word per concept; the module uses no synonyms):
   session       one client's state on a server in the handshake era: gate, version, outbox
   allow-list    the tools a session may call: the permission boundary
   era           how a request is served: "handshake" (2025-06-18, 2025-11-25) or "stateless" (2026-07-28)
-  outbox        notifications the server queued; the transport delivers them before the next response
+  outbox        what the server queued for the client; a transport drains it before the next response
+  question      what a server asks its client while it serves a request: elicitation/create (the user),
+                sampling/createMessage (the client's model) or roots/list (the client's folders)
+  answer        the result a client gives to a question
+  round         one input_required result and the retry that answers it (2026-07-28)
+  stream        a channel that stays open for many messages: an HTTP event stream, a listen stream
   transport     what carries messages between a client and a server: memory, stdio or HTTP
 
 Example:
@@ -57,15 +72,16 @@ import base64, collections, inspect, json, os, queue, re, threading, time, types
 
 JSONRPC = "2.0"
 
-# The five standard codes, and the three of the 2026-07-28 revision (spec 2026-07-28, basic, "Error Codes").
+# The five standard codes (course 000), and the three of the 2026-07-28 revision (spec 2026-07-28, basic,
+# "Error Codes"), each raised in one place.
 PARSE_ERROR = -32700  # the bytes were not JSON: raised at the transport edge, so the id is null
 INVALID_REQUEST = -32600  # not a valid request object
 METHOD_NOT_FOUND = -32601  # no such method
 INVALID_PARAMS = -32602  # the method exists, its params are wrong
 INTERNAL_ERROR = -32603  # a handler raised: the server's bug, never a crash
-HEADER_MISMATCH = -32020  # 2026-07-28 over HTTP: a header disagrees with the body
-MISSING_CLIENT_CAPABILITY = -32021  # 2026-07-28: the request needs a capability the client did not declare
-UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28: the version in _meta is not served here
+HEADER_MISMATCH = -32020  # 2026-07-28 over HTTP: a header disagrees with the body (section 10)
+MISSING_CLIENT_CAPABILITY = -32021  # the request needs a capability the client did not declare (section 7)
+UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28: the version in _meta is not served here (section 6)
 
 # The lab's policy codes (course 000). The spec chooses differently (README, "where this lab and the
 # spec differ"); turning the lab into the spec is a one-line change per row.
@@ -76,14 +92,12 @@ NOT_INITIALIZED = INVALID_REQUEST  # spec: no code; requests before `initialized
 ERROR_CODES = (PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR,
                HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
 
-
 class RPCError(Exception):
     """A deliberate protocol error; MCPServer.handle turns it into an error response with its code."""
 
     def __init__(self, code: int, message: str, data=None):
         super().__init__(message)
         self.code, self.message, self.data = code, message, data
-
 
 def request(id: int | str, method: str, params: dict | None = None) -> dict:
     """A request: it demands exactly one response carrying the same id."""
@@ -92,7 +106,6 @@ def request(id: int | str, method: str, params: dict | None = None) -> dict:
         message["params"] = params
     return message
 
-
 def notification(method: str, params: dict | None = None) -> dict:
     """A notification: the "id" key is absent (never "id": None), so nobody replies."""
     message = {"jsonrpc": JSONRPC, "method": method}
@@ -100,11 +113,9 @@ def notification(method: str, params: dict | None = None) -> dict:
         message["params"] = params
     return message
 
-
 def response(id: int | str, result: dict) -> dict:
     """A successful response: the request's id and its result."""
     return {"jsonrpc": JSONRPC, "id": id, "result": result}
-
 
 def error_response(id: int | str | None, code: int, message: str, data=None) -> dict:
     """A failed response: the request's id (null when it could not be read) and an error."""
@@ -113,36 +124,420 @@ def error_response(id: int | str | None, code: int, message: str, data=None) -> 
         error["data"] = data
     return {"jsonrpc": JSONRPC, "id": id, "error": error}
 
-
 def is_notification(message: dict) -> bool:
     """The one predicate of course 000: a message without an "id" key is a notification."""
     return "id" not in message
-
 
 def valid_id(id) -> bool:
     """A request id is a string or an integer; null, floats and booleans are not ids."""
     return isinstance(id, str) or (isinstance(id, int) and not isinstance(id, bool))
 
+def same_id(a, b) -> bool:
+    """Whether two ids are the same id: 1 is not "1", nor true, nor 1.0."""
+    return type(a) is type(b) and a == b
+
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the largest message: one stdio line or one HTTP body
+
+
+def reject_constant(name: str):
+    """NaN and Infinity are not JSON, though Python's json reads them."""
+    raise ValueError(f"{name} is not JSON")
+
+
+DECODER = json.JSONDecoder(parse_constant=reject_constant)  # made once: json.loads(text, **options) makes one a call
+ENCODER = json.JSONEncoder(allow_nan=False)
+
+def encode(message: dict) -> str:
+    """One message as JSON on one line; one that JSON cannot carry, or too large, becomes INTERNAL_ERROR."""
+    try:
+        text = ENCODER.encode(message)
+        if len(text) > MAX_MESSAGE_BYTES:  # the peer's line limit is likely ours: it could not read this
+            raise ValueError(f"the message would be {len(text)} bytes, over {MAX_MESSAGE_BYTES}")
+        return text
+    except (TypeError, ValueError) as exc:
+        return json.dumps(error_response(message.get("id"), INTERNAL_ERROR, f"internal error: {exc}"[:200]))
+
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 2. The server ----
-# One catalog, one session: handle() checks the message, the gate checks the session, _dispatch
-# picks a handler, _call_tool walks the error lattice, and notifications wait in _outbox.
+# One catalog, one session: handle() checks the message, the gate checks the session, _dispatch picks a
+# handler from a flat table, _call_tool walks the error lattice, and notifications wait in _outbox.
 # ---------------------------------------------------------------------------------------------------
 
-LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]  # RFC 5424
-# The content blocks a tool may return, each with the fields it must have.
-CONTENT_BLOCKS = {"text": ("text",), "image": ("data", "mimeType"), "audio": ("data", "mimeType"),
-                  "resource_link": ("uri", "name"), "resource": ("resource",)}
 JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", list: "array", dict: "object"}
 PYTHON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list,
                 "object": dict, "null": type(None)}
 
+HANDSHAKE_VERSIONS = ["2025-11-25", "2025-06-18"]  # newest first: the versions initialize may agree on
+
+def negotiate_version(requested: str) -> str:
+    """Echo a version this server speaks; else the newest one not newer than asked; else the newest."""
+    if requested in HANDSHAKE_VERSIONS:
+        return requested
+    older = [v for v in HANDSHAKE_VERSIONS if v < requested]  # dates as strings sort in time order
+    return older[0] if older else HANDSHAKE_VERSIONS[0]
+
+
+# Each capability's value is an object, never `true` (spec 2025-11-25, basic/lifecycle). The course's lab
+# declares {"tools": {"listChanged": true}, "resources": {}, "prompts": {}}; this one also notifies resource
+# and prompt list changes, and serves logging, subscriptions and completions (section 5).
+HANDSHAKE_CAPABILITIES = {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
+                          "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
+
+
+class MCPServer:
+    """One MCP server: a catalog of tools, resources and prompts, and one session's state.
+
+    allowed_tools is the session's allow-list (None allows every tool), set by whoever creates the
+    session, never by the client: clientInfo is a claim, not an identity.
+        server = MCPServer("demo", allowed_tools={"add"})
+        server.add_tool("add", add, input_schema={"type": "object", "properties": {...}, "required": [...]})
+        server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"})  # {"jsonrpc": "2.0", "id": 1, "result": {}}
+    """
+
+    # The flat table _dispatch reads (course 000): a method, and the name of the handler that serves it.
+    # Later sections add their methods to it (@serves).
+    HANDLERS = {"initialize": "_initialize", "ping": "_ping", "tools/list": "_list_tools", "tools/call": "_call_tool",
+                "resources/list": "_list_resources", "resources/read": "_read_resource",
+                "prompts/list": "_list_prompts", "prompts/get": "_get_prompt"}
+
+    def __init__(self, name: str, version: str = "0.1.0", allowed_tools=None, instructions: str | None = None,
+                 ttl_ms: int = 60_000, state_key: bytes | None = None, page_size: int = 100):
+        self.server_info = {"name": name, "version": version}
+        self.instructions = instructions
+        if isinstance(allowed_tools, str):
+            raise TypeError(f"allowed_tools is a collection of tool names, such as {{{allowed_tools!r}}}, not one string")
+        self.allowed_tools = None if allowed_tools is None else set(allowed_tools)
+        self.ttl_ms = ttl_ms  # how long a stateless client may cache a list result
+        self.page_size = page_size  # items in one page of a */list result
+        self.tools, self.resources, self.templates, self.prompts = {}, {}, {}, {}  # the catalog
+        # The session (handshake era): the gate, the agreed version, what the client declared and asked for.
+        self._initialized = False
+        self.protocol_version = self.client_info = self.client_capabilities = None
+        self.log_level, self.subscriptions = "info", set()
+        self._outbox = []
+        self.on_queue = None  # set by a transport that can deliver a notification before the response is ready
+        # Both directions (section 8): the requests running now, the server's own requests awaiting a
+        # response, and the open subscriptions/listen streams. Transports call handle() from several
+        # threads at once; _lock guards these and the outbox.
+        self._lock = threading.Lock()
+        self._running = {}  # request id -> its Context, so that notifications/cancelled reaches it
+        self._waiting = {}  # id of a request this server sent -> the queue its response is put in
+        self._last_request_id = 0
+        self._listeners = []  # one {"id", "filter", "context"} an open subscriptions/listen stream
+        # input_required (stateless era): each requestState is signed, expires, and is spent only once.
+        self._state_key = state_key or os.urandom(32)
+        self._states_spent = {}  # nonce -> expiry, forgotten once expired
+        self._handlers = {method: getattr(self, name) for method, name in self.HANDLERS.items()}  # bound: to this server
+
+    # -- the catalog; registering with notify=True queues list_changed in the outbox --
+
+    def add_tool(self, name: str, fn, description: str = "", input_schema: dict | None = None,
+                 notify: bool = False, headers: dict | None = None, requires: tuple = (), replace: bool = False):
+        """Offer fn as a tool; without input_schema, derive it from fn's signature. Returns fn.
+
+        headers maps an argument to the name of the Mcp-Param-{Name} header that repeats it over HTTP
+        (2026-07-28's x-mcp-header); requires names the client capabilities the tool cannot run without.
+        A name already offered is refused, unless replace.
+        """
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", str(name)):
+            raise ValueError(f"{name!r} is not a tool name: 1 to 128 letters, digits, '_', '-' or '.' (spec 2025-11-25)")
+        self._refuse_twice("tool", name, self.tools, replace)
+        schema, context, _ = signature_schema(fn, hinted=input_schema is None)
+        schema = input_schema or schema
+        for argument, header in (headers or {}).items():
+            schema["properties"][argument]["x-mcp-header"] = header_name(header, schema["properties"][argument])
+        spec = {"name": name, "description": description or first_line(fn.__doc__), "inputSchema": schema}
+        self.tools[name] = {"spec": spec, "fn": fn, "context": context, "requires": tuple(requires)}
+        self._list_changed("tools", notify)
+        return fn
+
+    def add_resource(self, uri: str, read, name: str | None = None, description: str = "",
+                     mime_type: str = "text/plain", notify: bool = False, replace: bool = False):
+        """Offer data at uri: read is the content (str or bytes) or a function returning it. Returns read.
+
+        A uri with {variables} is a URI template: read gets each variable as a keyword argument,
+        and raises KeyError for a value it does not know (the client gets "unknown resource"). With
+        replace, offering a uri again replaces its content, and its subscribers hear of it.
+        """
+        self._refuse_twice("resource", uri, self.templates if "{" in uri else self.resources, replace)
+        reader = read if callable(read) else lambda: read
+        spec = {"name": name or uri, "mimeType": mime_type, "description": description or first_line(reader.__doc__)}
+        _, context, choices = signature_schema(reader)
+        if "{" in uri:
+            self.templates[uri] = {"spec": {"uriTemplate": uri, **spec}, "read": reader, "pattern": template_pattern(uri),
+                                   "spanning": set(re.findall(r"\{\+(\w+)\}", uri)), "choices": choices,
+                                   "context": context}
+        else:
+            replaced = uri in self.resources
+            self.resources[uri] = {"spec": {"uri": uri, **spec}, "read": reader, "context": context}
+            if replaced:
+                self.resource_updated(uri)  # changed through the server's API: tell subscribers
+        self._list_changed("resources", notify)
+        return read
+
+    def add_prompt(self, name: str, render, description: str = "", notify: bool = False, replace: bool = False):
+        """Offer a prompt template: render's parameters are its variables; it returns the text. Returns render."""
+        self._refuse_twice("prompt", name, self.prompts, replace)
+        schema, context, choices = signature_schema(render)
+        arguments = [{"name": key, "required": key in schema["required"]} for key in schema["properties"]]
+        spec = {"name": name, "description": description or first_line(render.__doc__), "arguments": arguments}
+        self.prompts[name] = {"spec": spec, "render": render, "choices": choices, "context": context}
+        self._list_changed("prompts", notify)
+        return render
+
+    def _refuse_twice(self, kind: str, name: str, offered: dict, replace: bool):
+        """Refuse a second kind under one name: silently replacing the first would hide a mistake."""
+        if name in offered and not replace:
+            raise ValueError(f"a {kind} named {name!r} is offered already; pass replace=True to replace it")
+
+    def _list_changed(self, kind: str, notify: bool):
+        """Queue notifications/<kind>/list_changed: a bare cache invalidation, no payload (course 000)."""
+        if not notify:
+            return
+        if self._initialized:
+            self.queue(notification(f"notifications/{kind}/list_changed"))
+        self._tell_listeners(lambda asked: asked.get(f"{kind}ListChanged"), f"notifications/{kind}/list_changed", {})
+
+    def queue(self, message: dict):
+        """Put a message for the client in the outbox; a transport that set on_queue delivers it at once."""
+        with self._lock:
+            self._outbox.append(message)
+        if self.on_queue:
+            self.on_queue()  # stdio: a tool's progress reaches the client while the tool still runs
+
+    def drain_outbox(self) -> list:
+        """Empty the outbox; what it held, oldest first (course 000: the transport drains it)."""
+        with self._lock:
+            messages, self._outbox = self._outbox, []
+        return messages
+
+    # -- the one entry point --
+
+    def handle(self, message, stream=None) -> dict | None:
+        """Handle one message: its response, or None for a notification (never a response, not even an error).
+
+        stream, if a transport gives one, carries this request's own messages (progress, log lines, the
+        server's questions) as they happen, and tells whether the client closed it (section 10).
+        """
+        if not isinstance(message, dict):
+            # A batch (a list) or a scalar: no request object, no id to respond to (batches left in 2025-06-18).
+            return error_response(None, INVALID_REQUEST, "a message must be a JSON object")
+        if "method" not in message and ("result" in message or "error" in message):
+            self._receive_response(message)  # the client answering a question this server asked
+            return None
+        id = message.get("id") if valid_id(message.get("id")) else None  # an id we cannot echo is null
+        ctx = Context(self, id, message.get("params") if isinstance(message.get("params"), dict) else {}, stream)
+        later = False  # subscriptions/listen is answered when its stream ends, not now
+        try:
+            result = self._serve(message, ctx)
+            later = result is None
+            reply = response(id, result)
+        except RPCError as exc:  # tier 1: a deliberate protocol error keeps its code
+            reply = error_response(id, exc.code, exc.message, exc.data)
+        except Exception as exc:  # tier 2: a handler bug becomes -32603, never a traceback on the wire
+            reply = error_response(id, INTERNAL_ERROR, f"internal error: {exc!r}"[:200])
+        if is_notification(message) or later or ctx.cancelled:
+            return None  # tier 3: no response to a notification, nor (yet) to a request the client cancelled
+        return reply
+
+    def _serve(self, message: dict, ctx):
+        """Check the message, pick its era, pass the handshake gate, and dispatch."""
+        if message.get("jsonrpc") != JSONRPC:
+            raise RPCError(INVALID_REQUEST, 'jsonrpc must be "2.0"')
+        if not is_notification(message) and not valid_id(message["id"]):
+            raise RPCError(INVALID_REQUEST, "id must be a string or an integer")  # "id": null too
+        method, params = message.get("method"), message.get("params", {})
+        if not isinstance(method, str):
+            raise RPCError(INVALID_REQUEST, "method must be a string")
+        if not isinstance(params, dict):
+            raise RPCError(INVALID_REQUEST, "params must be an object")
+        if "_meta" in params:
+            param(params, "_meta", dict)  # read by the era check, Context and the stateless era
+        if is_notification(message):
+            if method == "notifications/initialized" and self.protocol_version:
+                self._initialized = True  # the session is live only now (course 000, step 3)
+            if method == "notifications/cancelled":
+                self._cancel(params.get("requestId"))
+            return None  # notifications/roots/list_changed and the rest: nothing to do here
+        with self._lock:
+            self._running[ctx.id] = ctx  # notifications/cancelled finds it here while it runs
+        try:
+            if is_stateless(message):
+                return self._serve_stateless(method, params, ctx)
+            # The handshake gate (course 000): nothing but initialize and ping before `initialized`.
+            if not self._initialized and method not in ("initialize", "ping"):
+                raise RPCError(NOT_INITIALIZED, "server not initialized")
+            return self._dispatch(method, params, ctx)
+        finally:
+            with self._lock:
+                if self._running.get(ctx.id) is ctx:
+                    del self._running[ctx.id]
+
+    def _dispatch(self, method: str, params: dict, ctx, stateless: bool = False):
+        """Route a method to its handler: the flat table of course 000."""
+        handler = self._handlers.get(method)
+        if handler is None or (stateless and method in HANDSHAKE_ONLY) or (not stateless and method in STATELESS_ONLY):
+            raise RPCError(METHOD_NOT_FOUND, f"method not found: {method}")
+        return handler(params, ctx)
+
+    # -- the handlers, each under the request it serves --
+
+    def _initialize(self, params, ctx):
+        # initialize {protocolVersion, capabilities, clientInfo}
+        if self._initialized:
+            raise RPCError(INVALID_REQUEST, "session already initialized")
+        self.protocol_version = negotiate_version(param(params, "protocolVersion", str))
+        self.client_info = params.get("clientInfo")  # a claim, not an identity: it grants nothing
+        self.client_capabilities = param(params, "capabilities", dict, {})  # what the server may ask of it
+        result = {"protocolVersion": self.protocol_version, "capabilities": HANDSHAKE_CAPABILITIES,
+                  "serverInfo": self.server_info}
+        return result | ({"instructions": self.instructions} if self.instructions else {})
+
+    def _ping(self, params, ctx):
+        # ping {}: allowed at any time, even before the handshake
+        return {}
+
+    def _list_tools(self, params, ctx):
+        # tools/list {cursor?}
+        return self._page("tools", [tool["spec"] for tool in self.tools.values()], params)
+
+    def _call_tool(self, params, ctx):
+        # tools/call {name, arguments}: the error lattice of course 000, checked in this order
+        name, arguments = param(params, "name", str), param(params, "arguments", dict, {})
+        tool = self.tools.get(name)
+        if tool is None:
+            raise RPCError(UNKNOWN_TOOL, f"unknown tool: {name}")
+        if self.allowed_tools is not None and name not in self.allowed_tools:
+            raise RPCError(TOOL_NOT_ALLOWED, f"tool '{name}' not permitted for this session")  # before it runs
+        check_arguments(tool["spec"]["inputSchema"], arguments)
+        ctx.answers = self._answers("tools/call", name, arguments, params)
+        ctx.require(tool["requires"])  # a tool may say up front what it cannot run without
+        try:
+            return tool_result(call(tool["fn"], **arguments, **ctx.as_argument(tool["context"])))
+        except InputRequired as ask:  # 2026-07-28: the client answers, then sends the call again
+            return self._input_required(ask, "tools/call", name, arguments, ctx.answers)
+        except RPCError:
+            raise  # a deliberate protocol error (a missing client capability): an error response
+        except (Exception, SystemExit) as exc:  # sys.exit() in a tool must not end the server
+            report(f"the tool {name} failed", exc)  # the server's author sees where, on stderr
+            # The tool failed, the protocol did not: a result the model can read and react to.
+            return {"content": [text_content(f"ERROR: {exc or type(exc).__name__}")], "isError": True}
+
+    def _list_resources(self, params, ctx):
+        # resources/list {cursor?}
+        return self._page("resources", [entry["spec"] for entry in self.resources.values()], params)
+
+    def _read_resource(self, params, ctx):
+        # resources/read {uri}: a static resource, else the first template that matches
+        uri = param(params, "uri", str)
+        entry, variables = self._find_resource(uri)
+        if entry is None:
+            raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
+        ctx.answers = self._answers("resources/read", uri, {}, params)
+        try:
+            content = call(entry["read"], **variables, **ctx.as_argument(entry["context"]))
+        except KeyError:  # the template's function does not know this name
+            raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
+        except InputRequired as ask:
+            return self._input_required(ask, "resources/read", uri, {}, ctx.answers)
+        return {"contents": [resource_contents(uri, content, entry["spec"]["mimeType"])]}
+
+    def _find_resource(self, uri: str) -> tuple:
+        """The resource at uri, or the first template it matches with its variables; (None, {}) if none."""
+        if uri in self.resources:
+            return self.resources[uri], {}
+        for template in list(self.templates.values()):
+            variables = template_variables(template["pattern"], uri, template["spanning"])
+            if variables is not None:
+                return template, variables
+        return None, {}
+
+    def _list_prompts(self, params, ctx):
+        # prompts/list {cursor?}
+        return self._page("prompts", [prompt["spec"] for prompt in self.prompts.values()], params)
+
+    def _get_prompt(self, params, ctx):
+        # prompts/get {name, arguments}: each required variable filled, or INVALID_PARAMS naming it
+        name = param(params, "name", str)
+        prompt = self.prompts.get(name)
+        if prompt is None:
+            raise RPCError(INVALID_PARAMS, f"unknown prompt: {name}")
+        arguments = param(params, "arguments", dict, {})
+        known = [a["name"] for a in prompt["spec"]["arguments"]]
+        for argument in prompt["spec"]["arguments"]:
+            if argument["required"] and argument["name"] not in arguments:
+                raise RPCError(INVALID_PARAMS, f"missing prompt variable: {argument['name']}")
+        filled = {key: arguments[key] for key in known if key in arguments}
+        ctx.answers = self._answers("prompts/get", name, filled, params)
+        try:
+            rendered = call(prompt["render"], **filled, **ctx.as_argument(prompt["context"]))
+        except InputRequired as ask:
+            return self._input_required(ask, "prompts/get", name, filled, ctx.answers)
+        return {"description": prompt["spec"]["description"], "messages": prompt_messages(rendered)}
+
+
+# The content blocks a tool may return, each with the fields it must have.
+CONTENT_BLOCKS = {"text": ("text",), "image": ("data", "mimeType"), "audio": ("data", "mimeType"),
+                  "resource_link": ("uri", "name"), "resource": ("resource",)}
+
+
+def extend(cls):
+    """Decorator: add the function below to cls as a method; how a later section grows an earlier one's class."""
+    def add(method):
+        setattr(cls, method.__name__, method)
+        return method
+    return add
+
+
+def serves(method: str):
+    """Decorator: add the function below to MCPServer as the handler of method, in its flat table."""
+    def add(handler):
+        setattr(MCPServer, handler.__name__, handler)
+        MCPServer.HANDLERS[method] = handler.__name__
+        return handler
+    return add
+
+
+def negotiate_version(requested: str) -> str:
+    """Echo a version this server speaks; else the newest one not newer than asked; else the newest."""
+    if requested in HANDSHAKE_VERSIONS:
+        return requested
+    older = [v for v in HANDSHAKE_VERSIONS if v < requested]  # dates as strings sort in time order
+    return older[0] if older else HANDSHAKE_VERSIONS[0]
+
+def param(params: dict, key: str, kind: type, default=None):
+    """params[key] (or default, if given, when the key is absent) if it is of kind; else INVALID_PARAMS naming the key."""
+    value = params.get(key, default)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise RPCError(INVALID_PARAMS, f"params.{key} must be {JSON_TYPES[kind]}")
+    return value
+
+def check_arguments(schema: dict, arguments: dict):
+    """Raise INVALID_PARAMS, naming the argument, if one is missing or of the wrong JSON type or value."""
+    for name in schema.get("required", []):
+        if name not in arguments:
+            raise RPCError(INVALID_PARAMS, f"missing required argument: {name}")
+    properties = schema.get("properties", {})
+    for name, value in arguments.items():
+        rule = properties.get(name, {})
+        if "type" in rule and not is_json_type(value, rule["type"]):
+            kinds = rule["type"] if isinstance(rule["type"], list) else [rule["type"]]
+            raise RPCError(INVALID_PARAMS, f"argument '{name}' must be {' or '.join(kinds)}")
+        if "enum" in rule and value not in rule["enum"]:
+            raise RPCError(INVALID_PARAMS, f"argument '{name}' must be one of {rule['enum']}")
+
+def is_json_type(value, kind: str | list) -> bool:
+    """Whether value has the JSON Schema type kind (or one of a list of them); true and false are not integers."""
+    if isinstance(kind, list):
+        return any(is_json_type(value, one) for one in kind)
+    if isinstance(value, bool):
+        return kind == "boolean"
+    return isinstance(value, PYTHON_TYPES.get(kind, object))
 
 def text_content(text: str) -> dict:
     """A text block, the content most tools return."""
     return {"type": "text", "text": text}
-
 
 def tool_result(value) -> dict:
     """Turn what a tool returned into a tools/call result.
@@ -163,13 +558,11 @@ def tool_result(value) -> dict:
         result["structuredContent"] = value  # spec 2025-11-25, server/tools: structuredContent is an object
     return result
 
-
 def is_content_block(value) -> bool:
     """Whether value is a content block: a known "type" and every field that type needs."""
     if not isinstance(value, dict) or value.get("type") not in CONTENT_BLOCKS:
         return False
     return all(field in value for field in CONTENT_BLOCKS[value["type"]])
-
 
 def resource_contents(uri: str, content: str | bytes, mime_type: str) -> dict:
     """One entry of a resources/read result: text as it is, bytes as a base64 blob, anything else as JSON."""
@@ -177,6 +570,414 @@ def resource_contents(uri: str, content: str | bytes, mime_type: str) -> dict:
         return {"uri": uri, "mimeType": mime_type, "blob": base64.b64encode(content).decode("ascii")}
     return {"uri": uri, "mimeType": mime_type, "text": content if isinstance(content, str) else json.dumps(content)}
 
+def prompt_messages(rendered) -> list:
+    """A prompt's messages: a string is one user message; a list may mix strings and {role, content} messages.
+
+    A message's role is "user" or "assistant", and its content is one block (spec 2025-11-25, server/prompts, PromptMessage).
+    """
+    items = rendered if isinstance(rendered, list) else [rendered]
+    return [{"role": "user", "content": text_content(item)} if isinstance(item, str) else item for item in items]
+
+def first_line(doc: str | None) -> str:
+    """The first line of a docstring: a tool's or a prompt's description."""
+    return (doc or "").strip().split("\n")[0]
+
+def call(fn, **arguments):
+    """fn(**arguments); a coroutine function (async def, as course 002 writes tools) is run to its end here."""
+    value = fn(**arguments)
+    if not inspect.iscoroutine(value):
+        return value
+    import asyncio
+    try:
+        asyncio.get_running_loop()  # a notebook's thread has a loop running already: run it beside
+    except RuntimeError:
+        return asyncio.run(value)
+    outcome = {}
+    runner = threading.Thread(target=lambda: outcome.update(value=asyncio.run(value)))
+    runner.start()
+    runner.join()
+    if "value" not in outcome:
+        raise RuntimeError(f"{fn.__name__} failed: see stderr")
+    return outcome["value"]
+
+def report(what: str, exc: BaseException):
+    """Write on stderr where a tool failed: the frames of its own code (file names only), then the exception.
+
+    Never on stdout. Frames of this module and of the standard library are left out: they are not the
+    tool author's to fix, and their line numbers change with the Python version.
+    """
+    import traceback
+    stdlib = os.path.dirname(os.__file__)
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
+              if os.path.abspath(frame.filename) != os.path.abspath(__file__) and not frame.filename.startswith(stdlib)]
+    lines = [f"mcp_min: {what}:"] + [f'  File "{os.path.basename(frame.filename)}", line {frame.lineno}, in {frame.name}'
+                                     + (f"\n    {frame.line}" if frame.line else "") for frame in frames]
+    print("\n".join(lines + [f"{type(exc).__name__}: {exc}"]), file=sys.stderr, flush=True)
+
+def template_pattern(uri_template: str) -> re.Pattern:
+    """A regular expression for a URI template (RFC 6570): {name} matches one path segment, {+name} may span several."""
+    pattern = ""
+    for text, plus, name in re.findall(r"([^{]*)(?:\{(\+?)(\w+)\})?", uri_template):
+        pattern += re.escape(text)
+        if name:
+            pattern += f"(?P<{name}>.+)" if plus else f"(?P<{name}>[^/]+)"
+    return re.compile(pattern)
+
+def template_variables(pattern: re.Pattern, uri: str, spanning: set) -> dict | None:
+    """The decoded variables of uri if it matches the template's pattern and each is safe to hand over; else None.
+
+    Decoding comes after matching, so %2F inside {name} would become a "/" the pattern never saw: such a
+    value, a ".." step or a control character never reaches the function (lesson 5). Only {+name} may
+    carry "/".
+    """
+    import urllib.parse
+    match = pattern.fullmatch(uri)
+    if match is None:
+        return None
+    variables = {}
+    for name, raw in match.groupdict().items():
+        try:
+            value = urllib.parse.unquote(raw, errors="strict")
+        except UnicodeDecodeError:
+            return None  # %ff and the like: not text
+        if "/" in value and name not in spanning:
+            return None
+        if ".." in value.split("/") or any(ord(char) < 32 or char == "\x7f" for char in value):
+            return None
+        variables[name] = value
+    return variables
+
+@extend(MCPServer)
+def _page(self, key: str, items: list, params: dict) -> dict:
+    """One page of a */list result: from the cursor on, with nextCursor while more remain."""
+    start = 0
+    if "cursor" in params:
+        start = cursor_offset(params["cursor"], key)
+    if not 0 <= start < max(len(items), 1):
+        raise RPCError(INVALID_PARAMS, f"unknown cursor: {params['cursor']!r}")
+    result = {key: items[start:start + self.page_size]}
+    if start + self.page_size < len(items):
+        result["nextCursor"] = page_cursor(key, start + self.page_size)
+    return result
+
+def page_cursor(key: str, offset: int) -> str:
+    """An opaque cursor for the page of a */list result that starts at offset."""
+    return base64.urlsafe_b64encode(f"{key}:{offset}".encode()).decode("ascii")
+
+def cursor_offset(cursor, key: str) -> int:
+    """Where the page a cursor names starts; INVALID_PARAMS for a cursor this server did not issue for key."""
+    try:
+        kind, _, offset = base64.urlsafe_b64decode(cursor).decode("ascii").partition(":")
+        if kind == key and offset.isdecimal() and offset.isascii():
+            return int(offset)
+    except (TypeError, ValueError):  # binascii.Error and UnicodeDecodeError are ValueErrors
+        pass
+    raise RPCError(INVALID_PARAMS, f"unknown cursor: {cursor!r}")
+
+@serves("resources/templates/list")
+def _list_templates(self, params, ctx):
+    # resources/templates/list {cursor?}
+    return self._page("resourceTemplates", [entry["spec"] for entry in self.templates.values()], params)
+
+@serves("logging/setLevel")
+def _set_level(self, params, ctx):
+    # logging/setLevel {level}: log lines below it are not sent
+    if params.get("level") not in LOG_LEVELS:
+        raise RPCError(INVALID_PARAMS, f"unknown log level {params.get('level')!r}; one of {LOG_LEVELS}")
+    self.log_level = params["level"]
+    return {}
+
+@serves("resources/subscribe")
+def _subscribe(self, params, ctx):
+    # resources/subscribe {uri}
+    self.subscriptions.add(param(params, "uri", str))
+    return {}
+
+@serves("resources/unsubscribe")
+def _unsubscribe(self, params, ctx):
+    # resources/unsubscribe {uri}
+    self.subscriptions.discard(param(params, "uri", str))
+    return {}
+
+@extend(MCPServer)
+def resource_updated(self, uri: str):
+    """Tell a subscribed client that the resource at uri changed (notifications/resources/updated)."""
+    if uri in self.subscriptions and self._initialized:
+        self.queue(notification("notifications/resources/updated", {"uri": uri}))
+    self._tell_listeners(lambda asked: uri in asked.get("resourceSubscriptions", []),
+                         "notifications/resources/updated", {"uri": uri})
+
+@serves("completion/complete")
+def _complete(self, params, ctx):
+    # completion/complete {ref: {type, name | uri}, argument: {name, value}}
+    ref, argument = param(params, "ref", dict), param(params, "argument", dict)
+    catalog = self.prompts if ref.get("type") == "ref/prompt" else self.templates
+    entry = catalog.get(str(ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")))
+    if entry is None or not isinstance(argument.get("name"), str):
+        raise RPCError(INVALID_PARAMS, f"nothing to complete for {ref} and {argument}")
+    typed = str(argument.get("value", ""))
+    values = [c for c in entry["choices"].get(argument["name"], []) if c.startswith(typed)]
+    return {"completion": {"values": values[:100], "total": len(values), "hasMore": len(values) > 100}}
+
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 3. The client ----
+# Requests with ids counting up from 1; tools_cache, kept fresh by _pump_notifications (course 000).
+# ---------------------------------------------------------------------------------------------------
+
+def malformed(reply) -> str | None:
+    """What makes a response unusable (course 000: result XOR error, error is {code, message}), or None."""
+    if not isinstance(reply, dict):
+        return "not an object"
+    if ("result" in reply) == ("error" in reply):
+        return "it needs exactly one of result and error"
+    if "result" in reply and not isinstance(reply["result"], dict):
+        return "result is not an object"
+    error = reply.get("error", {"code": 0, "message": ""})
+    if not isinstance(error, dict) or type(error.get("code")) is not int or not isinstance(error.get("message"), str):
+        return "error is not an object with an integer code and a string message"
+    return None
+
+
+class MCPClient:
+    """A client over any transport: request ids count up from 1, and tools_cache is kept fresh.
+
+        client = MCPClient(StdioTransport([sys.executable, "server_demo.py"]))
+        client.connect()  # server/discover, or the handshake when the server is older (section 6)
+        client.call_tool("add", {"x": 2, "y": 3})
+    on_log and on_progress receive the params of notifications/message and notifications/progress.
+    on_elicit, on_sample and on_roots answer the server's questions (section 7): each receives the
+    question ({method, params}) and returns its answer; the client declares a capability for each one
+    given. Sampling and roots are deprecated by 2026-07-28 (course 004, section 2).
+    """
+
+    def __init__(self, transport, name: str = "mcp_min", version: str = "0.1.0",
+                 on_log=None, on_progress=None, on_elicit=None, on_sample=None, on_roots=None):
+        self.transport = transport
+        self.client_info = {"name": name, "version": version}
+        self.on_log, self.on_progress = on_log, on_progress
+        self.answerers = {"elicitation/create": on_elicit, "sampling/createMessage": on_sample,
+                          "roots/list": on_roots}
+        self.capabilities = {QUESTION_CAPABILITIES[method]: {} for method, answer in self.answerers.items() if answer}
+        transport.on_request = self.answer_request  # the server asks (handshake era): answer at once
+        transport.on_notification = self.hear  # progress and log lines reach their callbacks as they arrive
+        self.next_id = 1
+        self.listening = None  # the request of this client's open subscriptions/listen stream
+        self.era = self.protocol_version = None  # connect() decides: "handshake" or "stateless"
+        self.server_info = self.server_capabilities = None
+        self.tools_cache = self.resources_cache = self.prompts_cache = None
+        self.tools_fresh_until = 0.0  # stateless era: ttlMs says how long tools_cache may be reused
+
+    def request(self, method: str, params: dict | None = None) -> dict:
+        """Send a request and return its result; an error response raises RPCError."""
+        if self.era is None and method not in ("initialize", "server/discover", "ping"):
+            raise RuntimeError(f"connect first: client.connect() (or client.initialize()) before {method}")
+        params = dict(params or {})
+        if self.era == "stateless" or method == "server/discover":  # each request says it all (course 004)
+            params = self.with_meta(params)
+        message = request(self.next_id, method, params or None)
+        self.next_id += 1
+        reply = self.transport.send(message)
+        if reply is None:
+            raise ConnectionError(f"no response to {method}")
+        problem = malformed(reply)
+        if problem:
+            raise RPCError(INTERNAL_ERROR, f"malformed response to {method}: {problem}", reply)
+        if "error" in reply:
+            raise RPCError(reply["error"]["code"], reply["error"]["message"], reply["error"].get("data"))
+        return reply["result"]
+
+    def notify(self, method: str, params: dict | None = None):
+        """Send a notification; nothing comes back."""
+        self.transport.send(notification(method, params))
+
+    def initialize(self, protocol_version: str = HANDSHAKE_VERSIONS[0]) -> dict:
+        """The handshake: initialize, check the response, then notifications/initialized (course 000)."""
+        result = self.request("initialize", {"protocolVersion": protocol_version, "capabilities": self.capabilities,
+                                             "clientInfo": self.client_info})
+        if result.get("protocolVersion") not in HANDSHAKE_VERSIONS:
+            raise ConnectionError(f"the server chose version {result.get('protocolVersion')!r}, which this client lacks")
+        self.era, self.protocol_version = "handshake", result["protocolVersion"]
+        self.server_info, self.server_capabilities = result.get("serverInfo"), result.get("capabilities")
+        self.notify("notifications/initialized")
+        return result
+
+    def ping(self) -> dict:
+        """ping: {} when the server is alive."""
+        return self.request("ping")
+
+    def list_tools(self, refresh: bool = False) -> list:
+        """tools/list into tools_cache; a stateless cache still fresh (ttlMs) is reused unless refresh."""
+        if self.tools_cache is not None and time.monotonic() < self.tools_fresh_until and not refresh:
+            return self.tools_cache
+        self.tools_cache, first = self.list_all("tools/list", "tools")
+        self.tools_fresh_until = time.monotonic() + first.get("ttlMs", 0) / 1000
+        return self.tools_cache
+
+    def call_tool(self, name: str, arguments: dict | None = None, progress: bool = False) -> dict:
+        """tools/call; if the server asks the client first (input_required), the callbacks answer."""
+        params = {"name": name, "arguments": arguments or {}}
+        if progress:
+            params["_meta"] = {"progressToken": self.next_id}  # the request id, as the SDK does
+        return self.request_answering("tools/call", params)
+
+    def list_resources(self) -> list:
+        """resources/list into resources_cache."""
+        self.resources_cache = self.list_all("resources/list", "resources")[0]
+        return self.resources_cache
+
+    def list_resource_templates(self) -> list:
+        """resources/templates/list."""
+        return self.list_all("resources/templates/list", "resourceTemplates")[0]
+
+    def read_resource(self, uri: str) -> dict:
+        """resources/read {uri}."""
+        return self.request_answering("resources/read", {"uri": uri})
+
+    def list_prompts(self) -> list:
+        """prompts/list into prompts_cache."""
+        self.prompts_cache = self.list_all("prompts/list", "prompts")[0]
+        return self.prompts_cache
+
+    def get_prompt(self, name: str, arguments: dict | None = None) -> dict:
+        """prompts/get {name, arguments}."""
+        return self.request_answering("prompts/get", {"name": name, "arguments": arguments or {}})
+
+    def _pump_notifications(self) -> list:
+        """Drain what the server pushed, and re-list on each list_changed (course 000); what was drained."""
+        notes = self.transport.drain()
+        if not notes:
+            return notes  # the usual case after a call, kept cheap
+        refreshes = {  # list_changed is an invalidation, not a diff: fetch the list again
+            "notifications/tools/list_changed": lambda: self.list_tools(refresh=True),
+            "notifications/resources/list_changed": self.list_resources,
+            "notifications/prompts/list_changed": self.list_prompts}
+        changed = [note["method"] for note in notes if note["method"] in refreshes]
+        for method in dict.fromkeys(changed):  # each list once, however many times it changed meanwhile
+            refreshes[method]()
+        return notes
+
+    def close(self):
+        """Close the transport."""
+        self.transport.close()
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 4. In memory ----
+# The course's proof of layering: json.dumps, json.loads, server.handle, and back the same way. Every
+# transport has send(message) -> the response (None for a notification), drain() -> the notifications
+# that arrived, close(), and a trace(direction, message) hook: "→" client to server, "←" back.
+# ---------------------------------------------------------------------------------------------------
+
+MAX_KEPT_NOTIFICATIONS = 10_000  # notifications a client keeps until it pumps them; older ones are dropped
+
+def print_trace(direction: str, message: dict, width: int | None = None):
+    """A trace hook that prints each message as one JSON line behind its arrow, cut to width (with "…") if given."""
+    line = f"{direction} {json.dumps(message, ensure_ascii=False)}"
+    if width is not None and len(line) > width:
+        line = line[:width - 1] + "…"
+    print(line, flush=True)
+
+
+class Transport:
+    """What every client-side transport shares: the trace hook, the notifications received, and the
+    answers it sends back when the server asks the client something (section 8)."""
+
+    def __init__(self, trace=None):
+        self.trace = trace
+        self.notifications = collections.deque(maxlen=MAX_KEPT_NOTIFICATIONS)  # a flood keeps only the newest
+        self.on_request = None  # set by MCPClient: the response to a request the server sent
+        self.on_notification = None  # set by MCPClient: sees each notification the moment it arrives
+        self._received = threading.Lock()  # HttpTransport's listen thread keeps notifications too
+
+    def traced(self, direction: str, message):
+        """Show message to the trace hook, if there is one, and return it."""
+        if self.trace and message is not None:
+            self.trace(direction, message)
+        return message
+
+    def receive(self, message: dict) -> dict | None:
+        """A message from the server other than the awaited response: keep a notification, answer a request.
+
+        Returns the response to send back for a request; None otherwise. A response to a request this
+        client no longer waits for (one it cancelled) is dropped.
+        """
+        if "method" not in message:
+            return None
+        if is_notification(message):
+            with self._received:
+                self.notifications.append(message)
+            if self.on_notification:
+                self.on_notification(message)
+            return None
+        if self.on_request is None:
+            return error_response(message.get("id"), METHOD_NOT_FOUND, f"this client answers no {message['method']}")
+        return self.on_request(message)
+
+    def drain(self) -> list:
+        """The notifications received so far, handed over once."""
+        with self._received:
+            notes = list(self.notifications)
+            self.notifications.clear()
+        return notes
+
+
+class InMemoryTransport(Transport):
+    """The course's proof of layering: client and server share nothing but JSON text."""
+
+    def __init__(self, server: MCPServer, trace=None):
+        super().__init__(trace)
+        self.server = server
+
+    def send(self, message: dict) -> dict | None:
+        """json.dumps, json.loads, server.handle; the outbox and the response come back the same way."""
+        wire = json.dumps(self.traced("→", message))
+        self.server.on_queue = self.carry  # what the server sends while it works crosses at once
+        reply = self.server.handle(json.loads(wire))
+        self.carry()  # the outbox first: notifications arrive before the response
+        return self.traced("←", None if reply is None else json.loads(encode(reply)))
+
+    def carry(self):
+        """Carry what the server queued across the JSON boundary; a question from the server is answered at once."""
+        for message in self.server.drain_outbox():
+            answer = self.receive(self.traced("←", json.loads(encode(message))))
+            if answer is not None:
+                self.server.handle(json.loads(json.dumps(self.traced("→", answer))))
+
+    def close(self):
+        """Nothing to release in memory."""
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 5. Tools from type hints ----
+# The decorators in the official SDK's style (course 002): a function's type hints become its inputSchema,
+# its docstring its description; what it returns becomes content blocks. Resources may be URI templates;
+# every */list answers in pages; and the small methods real hosts call: logging, subscriptions, completions.
+# ---------------------------------------------------------------------------------------------------
+
+LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]  # RFC 5424
+
+
+@extend(MCPServer)
+def tool(self, name: str | None = None, description: str = "", notify: bool = False, headers: dict | None = None,
+         requires: tuple = ()):
+    """Decorator in the official SDK's style: @server.tool() offers the function below it (so does @server.tool)."""
+    if callable(name):  # @server.tool without parentheses: name is the function itself
+        return self.add_tool(name.__name__, name)
+    return lambda fn: self.add_tool(name or fn.__name__, fn, description, notify=notify, headers=headers,
+                                    requires=requires)
+
+@extend(MCPServer)
+def resource(self, uri: str, name: str | None = None, mime_type: str = "text/plain"):
+    """Decorator: @server.resource("policy://{doc_id}") serves what the function returns."""
+    if not isinstance(uri, str):  # @server.resource without its URI: say so now, not at the first read
+        raise TypeError(f"a resource needs its URI first, as in @server.resource(\"notes://{{name}}\"), not {uri!r}")
+    return lambda fn: self.add_resource(uri, fn, name or fn.__name__, mime_type=mime_type)
+
+@extend(MCPServer)
+def prompt(self, name: str | None = None, description: str = ""):
+    """Decorator: @server.prompt() offers a prompt template (so does @server.prompt)."""
+    if callable(name):  # @server.prompt without parentheses
+        return self.add_prompt(name.__name__, name)
+    return lambda fn: self.add_prompt(name or fn.__name__, fn, description)
 
 def json_schema(hint) -> dict:
     """The JSON Schema of one type hint: str, int, float, bool, list, dict, list[X], Literal, Optional."""
@@ -189,7 +990,6 @@ def json_schema(hint) -> dict:
     if origin is list and args:
         return {"type": "array", "items": json_schema(args[0])}
     return {"type": JSON_TYPES.get(origin or hint, "string")}
-
 
 def signature_schema(fn, hinted: bool = False) -> tuple[dict, str | None, dict]:
     """From fn's signature: its inputSchema, its Context parameter's name, and its Literal choices.
@@ -216,42 +1016,142 @@ def signature_schema(fn, hinted: bool = False) -> tuple[dict, str | None, dict]:
     return {"type": "object", "properties": properties, "required": required}, context, choices
 
 
-def check_arguments(schema: dict, arguments: dict):
-    """Raise INVALID_PARAMS, naming the argument, if one is missing or of the wrong JSON type or value."""
-    for name in schema.get("required", []):
-        if name not in arguments:
-            raise RPCError(INVALID_PARAMS, f"missing required argument: {name}")
-    properties = schema.get("properties", {})
-    for name, value in arguments.items():
-        rule = properties.get(name, {})
-        if "type" in rule and not is_json_type(value, rule["type"]):
-            kinds = rule["type"] if isinstance(rule["type"], list) else [rule["type"]]
-            raise RPCError(INVALID_PARAMS, f"argument '{name}' must be {' or '.join(kinds)}")
-        if "enum" in rule and value not in rule["enum"]:
-            raise RPCError(INVALID_PARAMS, f"argument '{name}' must be one of {rule['enum']}")
 
 
-def is_json_type(value, kind: str | list) -> bool:
-    """Whether value has the JSON Schema type kind (or one of a list of them); true and false are not integers."""
-    if isinstance(kind, list):
-        return any(is_json_type(value, one) for one in kind)
-    if isinstance(value, bool):
-        return kind == "boolean"
-    return isinstance(value, PYTHON_TYPES.get(kind, object))
+MAX_PAGES = 1000  # a list that never ends is a broken server: stop following nextCursor here
 
 
-def param(params: dict, key: str, kind: type, default=None):
-    """params[key] (or default, if given, when the key is absent) if it is of kind; else INVALID_PARAMS naming the key."""
-    value = params.get(key, default)
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise RPCError(INVALID_PARAMS, f"params.{key} must be {JSON_TYPES[kind]}")
-    return value
+@extend(MCPClient)
+def list_all(self, method: str, key: str) -> tuple[list, dict]:
+    """Every item of a */list method, following nextCursor page by page; and the first page's result."""
+    first = result = self.request(method)
+    items = list(result[key])
+    cursors = set()
+    while "nextCursor" in result:
+        cursor = result["nextCursor"]
+        if cursor in cursors or len(cursors) == MAX_PAGES:
+            raise RPCError(INVALID_PARAMS, f"{method} sent the cursor {cursor!r} again, or too many pages")
+        cursors.add(cursor)
+        result = self.request(method, {"cursor": cursor})
+        items += result[key]
+    return items, first
 
+# ---------------------------------------------------------------------------------------------------
+# ---- 6. Versions and eras ----
+# Handshake era: initialize, notifications/initialized, a session (course 000). Stateless era
+# (2026-07-28, course 004): no handshake; every request carries its version and the client's
+# capabilities in params._meta, and every result says its resultType; lists carry cache hints.
+# ---------------------------------------------------------------------------------------------------
+
+STATELESS_VERSIONS = ["2026-07-28"]
+SUPPORTED_VERSIONS = STATELESS_VERSIONS + HANDSHAKE_VERSIONS
+PUBLISHED_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+
+# What a 2026-07-28 client can use here: list changes and resource updates on a subscriptions/listen
+# stream (section 8), logging by each request's own _meta level, and completions.
+STATELESS_CAPABILITIES = {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
+                          "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
+HANDSHAKE_ONLY = {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+STATELESS_ONLY = {"subscriptions/listen"}
+CACHEABLE = {"server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read",
+             "prompts/list"}
+
+def is_stateless(message: dict) -> bool:
+    """Whether a request is served in the stateless era: its _meta names a protocol version."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return message.get("method") == "server/discover" or (isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta)
+
+@extend(MCPServer)
+def _serve_stateless(self, method: str, params: dict, ctx):
+    """Serve one self-contained 2026-07-28 request: no gate, and nothing read from the session."""
+    meta = param(params, "_meta", dict, {})
+    if PROTOCOL_VERSION_KEY not in meta:  # server/discover too: its _meta is required (2026-07-28)
+        raise RPCError(INVALID_PARAMS, f"_meta must carry {PROTOCOL_VERSION_KEY}")
+    if meta[PROTOCOL_VERSION_KEY] not in STATELESS_VERSIONS:
+        raise RPCError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
+                       {"supported": SUPPORTED_VERSIONS, "requested": meta[PROTOCOL_VERSION_KEY]})
+    if not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
+        raise RPCError(INVALID_PARAMS, f"_meta must carry {CLIENT_CAPABILITIES_KEY}")
+    if LOG_LEVEL_KEY in meta and meta[LOG_LEVEL_KEY] not in LOG_LEVELS:
+        raise RPCError(INVALID_PARAMS, f"unknown log level {meta[LOG_LEVEL_KEY]!r}; one of {LOG_LEVELS}")
+    result = self._dispatch(method, params, ctx, stateless=True)
+    if result is None:
+        return None  # subscriptions/listen: the stream stays open; its response comes when it ends
+    result = {**result, "resultType": result.get("resultType", "complete"), "_meta": {SERVER_INFO_KEY: self.server_info}}
+    if method in CACHEABLE and result["resultType"] == "complete":
+        result |= {"ttlMs": self.ttl_ms, "cacheScope": "private"}  # private: what one may see depends on its allow-list
+    return result
+
+@serves("server/discover")
+def _discover(self, params, ctx):
+    # server/discover {_meta}: what this server speaks, asked without a handshake
+    result = {"supportedVersions": SUPPORTED_VERSIONS, "capabilities": STATELESS_CAPABILITIES}
+    return result | ({"instructions": self.instructions} if self.instructions else {})
+
+@extend(MCPClient)
+def with_meta(self, params: dict) -> dict:
+    """params with the _meta every 2026-07-28 request carries: version, capabilities, client info (course 004)."""
+    meta = {PROTOCOL_VERSION_KEY: STATELESS_VERSIONS[0], CLIENT_CAPABILITIES_KEY: self.capabilities,
+            CLIENT_INFO_KEY: self.client_info}
+    return {**params, "_meta": {**params.get("_meta", {}), **meta}}
+
+@extend(MCPClient)
+def discover(self) -> dict:
+    """server/discover: what a 2026-07-28 server speaks, asked without a handshake."""
+    result = self.request("server/discover")
+    self.server_info = result.get("_meta", {}).get(SERVER_INFO_KEY)
+    self.server_capabilities = result.get("capabilities")
+    return result
+
+@extend(MCPClient)
+def connect(self, mode: str = "auto") -> dict:
+    """Choose the era: "auto" probes with server/discover and falls back to the handshake; "legacy" does not probe."""
+    if mode not in ("auto", "legacy"):
+        raise ValueError(f"mode is 'auto' or 'legacy', not {mode!r}")
+    if mode == "auto":
+        whole = getattr(self.transport, "timeout", None)  # a silent server costs one timeout in all, not two
+        try:
+            self.limit_wait(whole and whole / 3)
+            result = self.discover()
+        except RPCError:
+            return self.initialize()  # an older server: -32601 or the like
+        except TimeoutError:
+            self.limit_wait(whole and whole * 2 / 3)
+            return self.initialize()  # an older server that ignores what it does not know
+        finally:
+            self.limit_wait(whole)
+        if STATELESS_VERSIONS[0] in result.get("supportedVersions", []):
+            self.era, self.protocol_version = "stateless", STATELESS_VERSIONS[0]
+            return result
+    return self.initialize()
+
+@extend(MCPClient)
+def limit_wait(self, seconds: float | None):
+    """Wait at most seconds for each response from now on (a transport in memory never waits)."""
+    if seconds:
+        self.transport.timeout = seconds
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 7. Asking the client ----
+# A running tool, prompt or resource function gets a Context: it may log, report progress, and ask the
+# client questions. In 2026-07-28 a question ends the round: the server answers input_required, and the
+# client sends the request again with the answers (course 004, section 6). The handshake era sends the
+# question as a request of the server's own (section 8).
+# ---------------------------------------------------------------------------------------------------
 
 # What a server may ask its client while it serves a request, and the capability each needs.
 QUESTION_CAPABILITIES = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling",
                          "roots/list": "roots"}
-
+STATE_TTL_S = 600  # a requestState is refused after ten minutes: time enough for a person to answer
+ASK_TIMEOUT_S = 300  # how long a handshake-era function waits for the client's answer
+MAX_INPUT_ROUNDS = 10  # input_required retries before the client gives up (the SDK's bound too)
 
 class InputRequired(BaseException):
     """Raised by Context.ask when the client has not answered yet; the handler responds input_required.
@@ -263,7 +1163,6 @@ class InputRequired(BaseException):
         super().__init__(", ".join(questions))
         self.questions = questions
 
-
 class Context:
     """One request being served: what its function may do with the client (log, report progress, ask) and
     whether the client cancelled it.
@@ -271,7 +1170,7 @@ class Context:
     A tool, prompt or resource function asks for it with a parameter annotated `Context`, which its
     inputSchema leaves out:
         @server.tool()
-        def count_slowly(n: int, ctx: Context) -> str:
+        def count_slowly(n: int, ctx) -> str:
             for i in range(n):
                 if ctx.cancelled:
                     return "stopped"
@@ -347,7 +1246,7 @@ class Context:
         """Handshake era: send each question as a request of the server's own, then wait for the responses.
 
         The transport keeps reading while this waits, and hands each response to MCPServer.handle, which
-        passes it here (section 5, "Both directions").
+        passes it here (section 8).
         """
         waiting = {}
         for key, question in questions.items():
@@ -391,987 +1290,268 @@ class Context:
         """
         return self.ask({key: {"method": "roots/list", "params": {}}})[key].get("roots", [])
 
+@extend(MCPServer)
+def _answers(self, method: str, name: str, arguments: dict, params: dict) -> dict:
+    """The client's answers so far: earlier rounds' from the signed requestState, this round's from inputResponses."""
+    if PROTOCOL_VERSION_KEY not in (params.get("_meta") or {}):
+        return {}  # the handshake era has no rounds: a requestState there is not one of its fields
+    answers = {}
+    if "requestState" in params:
+        answers = self._spend_state(params["requestState"], method, name, arguments)
+    responses = param(params, "inputResponses", dict, {})
+    for key, value in responses.items():
+        if not isinstance(value, dict):
+            raise RPCError(INVALID_PARAMS, f"inputResponses.{key} must be an object")
+    return answers | responses  # without a requestState, this round's answers are used all the same
 
-STATE_TTL_S = 600  # a requestState is refused after ten minutes: time enough for a person to answer
-ASK_TIMEOUT_S = 300  # how long a handshake-era function waits for the client to answer its question
+@extend(MCPServer)
+def _input_required(self, ask: InputRequired, method: str, name: str, arguments: dict, answers: dict) -> dict:
+    """The result that asks the client: its questions, and a state carrying every answer given so far."""
+    return {"resultType": "input_required", "inputRequests": ask.questions,
+            "requestState": self._sign_state(method, name, arguments, answers)}
 
+@extend(MCPServer)
+def _sign_state(self, method: str, name: str, arguments: dict, answers: dict) -> str:
+    """A requestState bound to this request, expiring, and signed, so that a client can neither forge nor reuse it."""
+    payload = {"method": method, "name": name, "arguments": arguments, "answers": answers,
+               "expires": int(time.time()) + STATE_TTL_S, "nonce": os.urandom(12).hex()}
+    body = base64.urlsafe_b64encode(json.dumps(payload, sort_keys=True).encode()).decode("ascii")
+    return body + "." + self._mac(body)
 
-class MCPServer:
-    """One MCP server: a catalog of tools, resources and prompts, and one session's state.
+@extend(MCPServer)
+def _spend_state(self, state, method: str, name: str, arguments: dict) -> dict:
+    """Accept a requestState once, for the request it was minted for, before it expires; the answers it carries.
 
-    allowed_tools is the session's allow-list (None allows every tool), set by whoever creates the
-    session, never by the client: clientInfo is a claim, not an identity.
-        server = MCPServer("demo", allowed_tools={"add"})
-        server.add_tool("add", lambda x, y: x + y, input_schema={...})
-        server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"})  # {"jsonrpc": "2.0", "id": 1, "result": {}}
+    The spec calls requestState attacker-controlled (2026-07-28, basic, "Multi Round-Trip Requests").
     """
+    import hmac
+    body, _, mac = state.partition(".") if isinstance(state, str) else ("", "", "")
+    if not mac.isascii() or not hmac.compare_digest(mac, self._mac(body)):
+        raise RPCError(INVALID_PARAMS, "requestState is not one this server signed")
+    payload = json.loads(base64.urlsafe_b64decode(body))  # signed by us, so it is our JSON
+    now = time.time()
+    if [payload["method"], payload["name"], payload["arguments"]] != [method, name, arguments]:
+        raise RPCError(INVALID_PARAMS, "requestState belongs to another request")
+    if payload["expires"] < now:
+        raise RPCError(INVALID_PARAMS, "requestState has expired")
+    while self._states_spent:  # the oldest first: every state lives STATE_TTL_S, so they expire in order
+        nonce, expires = next(iter(self._states_spent.items()))
+        if expires >= now:
+            break
+        del self._states_spent[nonce]  # an expired state is refused anyway: forget it
+    if payload["nonce"] in self._states_spent:
+        raise RPCError(INVALID_PARAMS, "requestState was used already")
+    self._states_spent[payload["nonce"]] = payload["expires"]
+    return payload["answers"]
 
-    def __init__(self, name: str, version: str = "0.1.0", allowed_tools=None, instructions: str | None = None,
-                 ttl_ms: int = 60_000, state_key: bytes | None = None, page_size: int = 100):
-        self.server_info = {"name": name, "version": version}
-        self.instructions = instructions
-        if isinstance(allowed_tools, str):
-            raise TypeError(f"allowed_tools is a collection of tool names, such as {{{allowed_tools!r}}}, not one string")
-        self.allowed_tools = None if allowed_tools is None else set(allowed_tools)
-        self.ttl_ms = ttl_ms  # how long a stateless client may cache a list result
-        self.page_size = page_size  # items in one page of a */list result
-        self.tools, self.resources, self.templates, self.prompts = {}, {}, {}, {}  # the catalog
-        # The session (handshake era): the gate, the agreed version, what the client declared and asked for.
-        self._initialized = False
-        self.protocol_version = self.client_info = self.client_capabilities = None
-        self.log_level, self.subscriptions = "info", set()
-        self._outbox = []
-        self.on_queue = None  # set by a transport that can deliver a notification before the response is ready
-        # Both directions (section 5): the requests running now, the server's own requests awaiting a
-        # response, and the open subscriptions/listen streams. Transports call handle() from several
-        # threads at once; _lock guards these and the outbox.
-        self._lock = threading.Lock()
-        self._running = {}  # request id -> its Context, so that notifications/cancelled reaches it
-        self._waiting = {}  # id of a request this server sent -> the queue its response is put in
-        self._last_request_id = 0
-        self._listeners = []  # one {"id", "filter", "context"} an open subscriptions/listen stream
-        # input_required (stateless era): each requestState is signed, expires, and is spent only once.
-        self._state_key = state_key or os.urandom(32)
-        self._states_spent = {}  # nonce -> expiry, forgotten once expired
-        self._handlers = {  # the flat table _dispatch reads (course 000)
-            "initialize": self._initialize, "ping": self._ping, "server/discover": self._discover,
-            "tools/list": self._list_tools, "tools/call": self._call_tool, "resources/list": self._list_resources,
-            "resources/templates/list": self._list_templates, "resources/read": self._read_resource,
-            "prompts/list": self._list_prompts, "prompts/get": self._get_prompt, "logging/setLevel": self._set_level,
-            "resources/subscribe": self._subscribe, "resources/unsubscribe": self._unsubscribe,
-            "completion/complete": self._complete, "subscriptions/listen": self._listen}
+@extend(MCPServer)
+def _mac(self, body: str) -> str:
+    """The HMAC-SHA256 of body under this server's key, in hex."""
+    import hashlib, hmac
+    return hmac.new(self._state_key, body.encode(), hashlib.sha256).hexdigest()
 
-    # -- the catalog; registering with notify=True queues list_changed in the outbox --
+@extend(MCPClient)
+def request_answering(self, method: str, params: dict) -> dict:
+    """A request the server may answer with input_required: answer its questions and send it again.
 
-    def add_tool(self, name: str, fn, description: str = "", input_schema: dict | None = None,
-                 notify: bool = False, headers: dict | None = None, requires: tuple = (), replace: bool = False):
-        """Offer fn as a tool; without input_schema, derive it from fn's signature. Returns fn.
-
-        headers maps an argument to the name of the Mcp-Param-{Name} header that repeats it over HTTP
-        (2026-07-28's x-mcp-header); requires names the client capabilities the tool cannot run without.
-        A name already offered is refused, unless replace.
-        """
-        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", str(name)):
-            raise ValueError(f"{name!r} is not a tool name: 1 to 128 letters, digits, '_', '-' or '.' (spec 2025-11-25)")
-        self._refuse_twice("tool", name, self.tools, replace)
-        schema, context, _ = signature_schema(fn, hinted=input_schema is None)
-        schema = input_schema or schema
-        for argument, header in (headers or {}).items():
-            schema["properties"][argument]["x-mcp-header"] = header_name(header, schema["properties"][argument])
-        spec = {"name": name, "description": description or first_line(fn.__doc__), "inputSchema": schema}
-        self.tools[name] = {"spec": spec, "fn": fn, "context": context, "requires": tuple(requires)}
-        self._list_changed("tools", notify)
-        return fn
-
-    def add_resource(self, uri: str, read, name: str | None = None, description: str = "",
-                     mime_type: str = "text/plain", notify: bool = False, replace: bool = False):
-        """Offer data at uri: read is the content (str or bytes) or a function returning it. Returns read.
-
-        A uri with {variables} is a URI template: read gets each variable as a keyword argument,
-        and raises KeyError for a value it does not know (the client gets "unknown resource"). With
-        replace, offering a uri again replaces its content, and its subscribers hear of it.
-        """
-        self._refuse_twice("resource", uri, self.templates if "{" in uri else self.resources, replace)
-        reader = read if callable(read) else lambda: read
-        spec = {"name": name or uri, "mimeType": mime_type, "description": description or first_line(reader.__doc__)}
-        _, context, choices = signature_schema(reader)
-        if "{" in uri:
-            self.templates[uri] = {"spec": {"uriTemplate": uri, **spec}, "read": reader, "pattern": template_pattern(uri),
-                                   "spanning": set(re.findall(r"\{\+(\w+)\}", uri)), "choices": choices,
-                                   "context": context}
-        else:
-            replaced = uri in self.resources
-            self.resources[uri] = {"spec": {"uri": uri, **spec}, "read": reader, "context": context}
-            if replaced:
-                self.resource_updated(uri)  # changed through the server's API: tell subscribers
-        self._list_changed("resources", notify)
-        return read
-
-    def add_prompt(self, name: str, render, description: str = "", notify: bool = False, replace: bool = False):
-        """Offer a prompt template: render's parameters are its variables; it returns the text. Returns render."""
-        self._refuse_twice("prompt", name, self.prompts, replace)
-        schema, context, choices = signature_schema(render)
-        arguments = [{"name": key, "required": key in schema["required"]} for key in schema["properties"]]
-        spec = {"name": name, "description": description or first_line(render.__doc__), "arguments": arguments}
-        self.prompts[name] = {"spec": spec, "render": render, "choices": choices, "context": context}
-        self._list_changed("prompts", notify)
-        return render
-
-    def tool(self, name: str | None = None, description: str = "", notify: bool = False, headers: dict | None = None,
-             requires: tuple = ()):
-        """Decorator in the official SDK's style: @server.tool() offers the function below it (so does @server.tool)."""
-        if callable(name):  # @server.tool without parentheses: name is the function itself
-            return self.add_tool(name.__name__, name)
-        return lambda fn: self.add_tool(name or fn.__name__, fn, description, notify=notify, headers=headers,
-                                        requires=requires)
-
-    def resource(self, uri: str, name: str | None = None, mime_type: str = "text/plain"):
-        """Decorator: @server.resource("policy://{doc_id}") serves what the function returns."""
-        if not isinstance(uri, str):  # @server.resource without its URI: say so now, not at the first read
-            raise TypeError(f"a resource needs its URI first, as in @server.resource(\"notes://{{name}}\"), not {uri!r}")
-        return lambda fn: self.add_resource(uri, fn, name or fn.__name__, mime_type=mime_type)
-
-    def prompt(self, name: str | None = None, description: str = ""):
-        """Decorator: @server.prompt() offers a prompt template (so does @server.prompt)."""
-        if callable(name):  # @server.prompt without parentheses
-            return self.add_prompt(name.__name__, name)
-        return lambda fn: self.add_prompt(name or fn.__name__, fn, description)
-
-    def _refuse_twice(self, kind: str, name: str, offered: dict, replace: bool):
-        """Refuse a second kind under one name: silently replacing the first would hide a mistake."""
-        if name in offered and not replace:
-            raise ValueError(f"a {kind} named {name!r} is offered already; pass replace=True to replace it")
-
-    def _list_changed(self, kind: str, notify: bool):
-        """Queue notifications/<kind>/list_changed: a bare cache invalidation, no payload (course 000)."""
-        if not notify:
-            return
-        if self._initialized:
-            self.queue(notification(f"notifications/{kind}/list_changed"))
-        self._tell_listeners(lambda asked: asked.get(f"{kind}ListChanged"), f"notifications/{kind}/list_changed", {})
-
-    def resource_updated(self, uri: str):
-        """Tell a subscribed client that the resource at uri changed (notifications/resources/updated)."""
-        if uri in self.subscriptions and self._initialized:
-            self.queue(notification("notifications/resources/updated", {"uri": uri}))
-        self._tell_listeners(lambda asked: uri in asked.get("resourceSubscriptions", []),
-                             "notifications/resources/updated", {"uri": uri})
-
-    def queue(self, message: dict):
-        """Put a message for the client in the outbox; a transport that set on_queue delivers it at once."""
-        with self._lock:
-            self._outbox.append(message)
-        if self.on_queue:
-            self.on_queue()  # stdio: a tool's progress reaches the client while the tool still runs
-
-    def drain_outbox(self) -> list:
-        """Empty the outbox; what it held, oldest first (course 000: the transport drains it)."""
-        with self._lock:
-            messages, self._outbox = self._outbox, []
-        return messages
-
-    # -- the one entry point --
-
-    def handle(self, message, stream=None) -> dict | None:
-        """Handle one message: its response, or None for a notification (never a response, not even an error).
-
-        stream, if a transport gives one, carries this request's own messages (progress, log lines, the
-        server's questions) as they happen, and tells whether the client closed it (section 5).
-        """
-        if not isinstance(message, dict):
-            # A batch (a list) or a scalar: no request object, no id to respond to (batches left in 2025-06-18).
-            return error_response(None, INVALID_REQUEST, "a message must be a JSON object")
-        if "method" not in message and ("result" in message or "error" in message):
-            self._receive_response(message)  # the client answering a question this server asked
-            return None
-        id = message.get("id") if valid_id(message.get("id")) else None  # an id we cannot echo is null
-        ctx = Context(self, id, message.get("params") if isinstance(message.get("params"), dict) else {}, stream)
-        later = False  # subscriptions/listen is answered when its stream ends, not now
-        try:
-            result = self._serve(message, ctx)
-            later = result is None
-            reply = response(id, result)
-        except RPCError as exc:  # tier 1: a deliberate protocol error keeps its code
-            reply = error_response(id, exc.code, exc.message, exc.data)
-        except Exception as exc:  # tier 2: a handler bug becomes -32603, never a traceback on the wire
-            reply = error_response(id, INTERNAL_ERROR, f"internal error: {exc!r}"[:200])
-        if is_notification(message) or later or ctx.cancelled:
-            return None  # tier 3: no response to a notification, nor (yet) to a request the client cancelled
-        return reply
-
-    def _serve(self, message: dict, ctx: Context):
-        """Check the message, pick its era, pass the handshake gate, and dispatch."""
-        if message.get("jsonrpc") != JSONRPC:
-            raise RPCError(INVALID_REQUEST, 'jsonrpc must be "2.0"')
-        if not is_notification(message) and not valid_id(message["id"]):
-            raise RPCError(INVALID_REQUEST, "id must be a string or an integer")  # "id": null too
-        method, params = message.get("method"), message.get("params", {})
-        if not isinstance(method, str):
-            raise RPCError(INVALID_REQUEST, "method must be a string")
-        if not isinstance(params, dict):
-            raise RPCError(INVALID_REQUEST, "params must be an object")
-        if "_meta" in params:
-            param(params, "_meta", dict)  # read by the era check, Context and the stateless era
-        if is_notification(message):
-            if method == "notifications/initialized" and self.protocol_version:
-                self._initialized = True  # the session is live only now (course 000, step 3)
-            if method == "notifications/cancelled":
-                self._cancel(params.get("requestId"))
-            return None  # notifications/roots/list_changed and the rest: nothing to do here
-        with self._lock:
-            self._running[ctx.id] = ctx  # notifications/cancelled finds it here while it runs
-        try:
-            if is_stateless(message):
-                return self._serve_stateless(method, params, ctx)
-            # The handshake gate (course 000): nothing but initialize and ping before `initialized`.
-            if not self._initialized and method not in ("initialize", "ping"):
-                raise RPCError(NOT_INITIALIZED, "server not initialized")
-            return self._dispatch(method, params, ctx)
-        finally:
-            with self._lock:
-                if self._running.get(ctx.id) is ctx:
-                    del self._running[ctx.id]
-
-    def _dispatch(self, method: str, params: dict, ctx: Context, stateless: bool = False):
-        """Route a method to its handler: the flat table of course 000."""
-        handler = self._handlers.get(method)
-        if handler is None or (stateless and method in HANDSHAKE_ONLY) or (not stateless and method in STATELESS_ONLY):
-            raise RPCError(METHOD_NOT_FOUND, f"method not found: {method}")
-        return handler(params, ctx)
-
-    # -- the handlers, each under the request it serves --
-
-    def _initialize(self, params, ctx):
-        # initialize {protocolVersion, capabilities, clientInfo}
-        if self._initialized:
-            raise RPCError(INVALID_REQUEST, "session already initialized")
-        self.protocol_version = negotiate_version(param(params, "protocolVersion", str))
-        self.client_info = params.get("clientInfo")  # a claim, not an identity: it grants nothing
-        self.client_capabilities = param(params, "capabilities", dict, {})  # what the server may ask of it
-        result = {"protocolVersion": self.protocol_version, "capabilities": HANDSHAKE_CAPABILITIES,
-                  "serverInfo": self.server_info}
-        return result | ({"instructions": self.instructions} if self.instructions else {})
-
-    def _ping(self, params, ctx):
-        # ping {}: allowed at any time, even before the handshake
-        return {}
-
-    def _list_tools(self, params, ctx):
-        # tools/list {cursor?}
-        return self._page("tools", [tool["spec"] for tool in self.tools.values()], params)
-
-    def _call_tool(self, params, ctx):
-        # tools/call {name, arguments}: the error lattice of course 000, checked in this order
-        name, arguments = param(params, "name", str), param(params, "arguments", dict, {})
-        tool = self.tools.get(name)
-        if tool is None:
-            raise RPCError(UNKNOWN_TOOL, f"unknown tool: {name}")
-        if self.allowed_tools is not None and name not in self.allowed_tools:
-            raise RPCError(TOOL_NOT_ALLOWED, f"tool '{name}' not permitted for this session")  # before it runs
-        check_arguments(tool["spec"]["inputSchema"], arguments)
-        ctx.answers = self._answers("tools/call", name, arguments, params)
-        ctx.require(tool["requires"])  # a tool may say up front what it cannot run without
-        try:
-            return tool_result(call(tool["fn"], **arguments, **ctx.as_argument(tool["context"])))
-        except InputRequired as ask:  # 2026-07-28: the client answers, then sends the call again
-            return self._input_required(ask, "tools/call", name, arguments, ctx.answers)
-        except RPCError:
-            raise  # a deliberate protocol error (a missing client capability): an error response
-        except (Exception, SystemExit) as exc:  # sys.exit() in a tool must not end the server
-            report(f"the tool {name} failed", exc)  # the server's author sees where, on stderr
-            # The tool failed, the protocol did not: a result the model can read and react to.
-            return {"content": [text_content(f"ERROR: {exc or type(exc).__name__}")], "isError": True}
-
-    def _list_resources(self, params, ctx):
-        # resources/list {cursor?}
-        return self._page("resources", [entry["spec"] for entry in self.resources.values()], params)
-
-    def _list_templates(self, params, ctx):
-        # resources/templates/list {cursor?}
-        return self._page("resourceTemplates", [entry["spec"] for entry in self.templates.values()], params)
-
-    def _read_resource(self, params, ctx):
-        # resources/read {uri}: a static resource, else the first template that matches
-        uri = param(params, "uri", str)
-        entry, variables = self._find_resource(uri)
-        if entry is None:
-            raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
-        ctx.answers = self._answers("resources/read", uri, {}, params)
-        try:
-            content = call(entry["read"], **variables, **ctx.as_argument(entry["context"]))
-        except KeyError:  # the template's function does not know this name
-            raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
-        except InputRequired as ask:
-            return self._input_required(ask, "resources/read", uri, {}, ctx.answers)
-        return {"contents": [resource_contents(uri, content, entry["spec"]["mimeType"])]}
-
-    def _find_resource(self, uri: str) -> tuple:
-        """The resource at uri, or the first template it matches with its variables; (None, {}) if none."""
-        if uri in self.resources:
-            return self.resources[uri], {}
-        for template in list(self.templates.values()):
-            variables = template_variables(template["pattern"], uri, template["spanning"])
-            if variables is not None:
-                return template, variables
-        return None, {}
-
-    def _list_prompts(self, params, ctx):
-        # prompts/list {cursor?}
-        return self._page("prompts", [prompt["spec"] for prompt in self.prompts.values()], params)
-
-    def _get_prompt(self, params, ctx):
-        # prompts/get {name, arguments}: each required variable filled, or INVALID_PARAMS naming it
-        name = param(params, "name", str)
-        prompt = self.prompts.get(name)
-        if prompt is None:
-            raise RPCError(INVALID_PARAMS, f"unknown prompt: {name}")
-        arguments = param(params, "arguments", dict, {})
-        known = [a["name"] for a in prompt["spec"]["arguments"]]
-        for argument in prompt["spec"]["arguments"]:
-            if argument["required"] and argument["name"] not in arguments:
-                raise RPCError(INVALID_PARAMS, f"missing prompt variable: {argument['name']}")
-        filled = {key: arguments[key] for key in known if key in arguments}
-        ctx.answers = self._answers("prompts/get", name, filled, params)
-        try:
-            rendered = call(prompt["render"], **filled, **ctx.as_argument(prompt["context"]))
-        except InputRequired as ask:
-            return self._input_required(ask, "prompts/get", name, filled, ctx.answers)
-        return {"description": prompt["spec"]["description"], "messages": prompt_messages(rendered)}
-
-    def _set_level(self, params, ctx):
-        # logging/setLevel {level}: log lines below it are not sent
-        if params.get("level") not in LOG_LEVELS:
-            raise RPCError(INVALID_PARAMS, f"unknown log level {params.get('level')!r}; one of {LOG_LEVELS}")
-        self.log_level = params["level"]
-        return {}
-
-    def _subscribe(self, params, ctx):
-        # resources/subscribe {uri}
-        self.subscriptions.add(param(params, "uri", str))
-        return {}
-
-    def _unsubscribe(self, params, ctx):
-        # resources/unsubscribe {uri}
-        self.subscriptions.discard(param(params, "uri", str))
-        return {}
-
-    def _complete(self, params, ctx):
-        # completion/complete {ref: {type, name | uri}, argument: {name, value}}
-        ref, argument = param(params, "ref", dict), param(params, "argument", dict)
-        catalog = self.prompts if ref.get("type") == "ref/prompt" else self.templates
-        entry = catalog.get(str(ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")))
-        if entry is None or not isinstance(argument.get("name"), str):
-            raise RPCError(INVALID_PARAMS, f"nothing to complete for {ref} and {argument}")
-        typed = str(argument.get("value", ""))
-        values = [c for c in entry["choices"].get(argument["name"], []) if c.startswith(typed)]
-        return {"completion": {"values": values[:100], "total": len(values), "hasMore": len(values) > 100}}
-
-    # -- the stateless era's parts (section 3 explains the era) --
-
-    def _serve_stateless(self, method: str, params: dict, ctx: Context):
-        """Serve one self-contained 2026-07-28 request: no gate, and nothing read from the session."""
-        meta = param(params, "_meta", dict, {})
-        if PROTOCOL_VERSION_KEY not in meta:  # server/discover too: its _meta is required (2026-07-28)
-            raise RPCError(INVALID_PARAMS, f"_meta must carry {PROTOCOL_VERSION_KEY}")
-        if meta[PROTOCOL_VERSION_KEY] not in STATELESS_VERSIONS:
-            raise RPCError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
-                           {"supported": SUPPORTED_VERSIONS, "requested": meta[PROTOCOL_VERSION_KEY]})
-        if not isinstance(meta.get(CLIENT_CAPABILITIES_KEY), dict):
-            raise RPCError(INVALID_PARAMS, f"_meta must carry {CLIENT_CAPABILITIES_KEY}")
-        if LOG_LEVEL_KEY in meta and meta[LOG_LEVEL_KEY] not in LOG_LEVELS:
-            raise RPCError(INVALID_PARAMS, f"unknown log level {meta[LOG_LEVEL_KEY]!r}; one of {LOG_LEVELS}")
-        result = self._dispatch(method, params, ctx, stateless=True)
-        if result is None:
-            return None  # subscriptions/listen: the stream stays open; its response comes when it ends
-        result = {**result, "resultType": result.get("resultType", "complete"), "_meta": {SERVER_INFO_KEY: self.server_info}}
-        if method in CACHEABLE and result["resultType"] == "complete":
-            result |= {"ttlMs": self.ttl_ms, "cacheScope": "private"}  # private: what one may see depends on its allow-list
-        return result
-
-    def _discover(self, params, ctx):
-        # server/discover {_meta}: what this server speaks, asked without a handshake
-        result = {"supportedVersions": SUPPORTED_VERSIONS, "capabilities": STATELESS_CAPABILITIES}
-        return result | ({"instructions": self.instructions} if self.instructions else {})
-
-    def _listen(self, params, ctx):
-        # subscriptions/listen {notifications: {toolsListChanged?, promptsListChanged?, resourcesListChanged?,
-        #                                       resourceSubscriptions?: [uri]}}: a stream, answered when it ends
-        asked = param(params, "notifications", dict, {})
-        honoured = {key: True for key in ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
-                    if asked.get(key) is True}
-        uris = asked.get("resourceSubscriptions", [])
-        if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris):
-            raise RPCError(INVALID_PARAMS, "notifications.resourceSubscriptions must be a list of URIs")
-        if uris:
-            honoured["resourceSubscriptions"] = uris
-        # The acknowledgement goes first, before any notification of this stream (2026-07-28, "Subscriptions").
-        ctx.send(notification("notifications/subscriptions/acknowledged",
-                              {"_meta": {SUBSCRIPTION_ID_KEY: ctx.id}, "notifications": honoured}))
-        with self._lock:
-            self._listeners.append({"id": ctx.id, "filter": honoured, "context": ctx})
-        return None
-
-    def _tell_listeners(self, wants, method: str, params: dict):
-        """Send a notification on every open listen stream whose filter wants it, tagged with its subscription id."""
-        with self._lock:
-            listeners = [listener for listener in self._listeners if wants(listener["filter"])]
-        for listener in listeners:
-            tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: listener["id"]}}
-            listener["context"].send(notification(method, tagged))
-
-    def stop_listening(self, ctx: Context | None = None) -> list:
-        """End ctx's listen stream (every one, if ctx is None) without a word: the client ended it. Those ended."""
-        with self._lock:
-            ended = [listener for listener in self._listeners if ctx is None or listener["context"] is ctx]
-            self._listeners = [listener for listener in self._listeners if listener not in ended]
-        return ended
-
-    def end_listening(self):
-        """End every listen stream gracefully: each gets its response (2026-07-28, "Graceful Closure")."""
-        for listener in self.stop_listening():
-            result = {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: listener["id"]}}
-            listener["context"].send(response(listener["id"], result))
-
-    def _cancel(self, request_id):
-        """notifications/cancelled: tell the running request it was cancelled, or close its listen stream."""
-        if not valid_id(request_id):
-            return  # a malformed cancellation is ignored (2026-07-28, "Cancellation")
-        with self._lock:
-            running = self._running.get(request_id)
-            listening = [listener for listener in self._listeners if listener["id"] == request_id]
-        if running:
-            running._cancelled.set()
-        for listener in listening:
-            self.stop_listening(listener["context"])
-
-    def _expect_response(self) -> tuple:
-        """A fresh id for a request of the server's own, and the queue its response will be put in."""
-        with self._lock:
-            self._last_request_id += 1
-            slot = self._waiting[self._last_request_id] = queue.Queue(maxsize=1)
-        return self._last_request_id, slot
-
-    def _receive_response(self, message: dict):
-        """Hand the client's response to the function that asked; a response to nothing asked is dropped."""
-        if valid_id(message.get("id")):
-            with self._lock:
-                slot = self._waiting.pop(message["id"], None)
-            if slot:
-                slot.put(message)
-
-    def stop_waiting(self, reason: str):
-        """Give every function waiting for the client's answer an error instead: the client has gone."""
-        with self._lock:
-            slots, self._waiting = list(self._waiting.items()), {}
-        for id, slot in slots:
-            slot.put(error_response(id, INTERNAL_ERROR, reason))
-
-    def _forget_requests(self, ids: list):
-        """Stop waiting for these requests' responses (the function gave up or was cancelled)."""
-        with self._lock:
-            for id in ids:
-                self._waiting.pop(id, None)
-
-    def _page(self, key: str, items: list, params: dict) -> dict:
-        """One page of a */list result: from the cursor on, with nextCursor while more remain."""
-        start = 0
-        if "cursor" in params:
-            start = cursor_offset(params["cursor"], key)
-        if not 0 <= start < max(len(items), 1):
-            raise RPCError(INVALID_PARAMS, f"unknown cursor: {params['cursor']!r}")
-        result = {key: items[start:start + self.page_size]}
-        if start + self.page_size < len(items):
-            result["nextCursor"] = page_cursor(key, start + self.page_size)
-        return result
-
-    # -- input_required (2026-07-28): the client's answers, and the signed requestState that carries them --
-
-    def _answers(self, method: str, name: str, arguments: dict, params: dict) -> dict:
-        """The client's answers so far: earlier rounds' from the signed requestState, this round's from inputResponses."""
-        if PROTOCOL_VERSION_KEY not in (params.get("_meta") or {}):
-            return {}  # the handshake era has no rounds: a requestState there is not one of its fields
-        answers = {}
-        if "requestState" in params:
-            answers = self._spend_state(params["requestState"], method, name, arguments)
-        responses = param(params, "inputResponses", dict, {})
-        for key, value in responses.items():
-            if not isinstance(value, dict):
-                raise RPCError(INVALID_PARAMS, f"inputResponses.{key} must be an object")
-        return answers | responses  # without a requestState, this round's answers are used all the same
-
-    def _input_required(self, ask: InputRequired, method: str, name: str, arguments: dict, answers: dict) -> dict:
-        """The result that asks the client: its questions, and a state carrying every answer given so far."""
-        return {"resultType": "input_required", "inputRequests": ask.questions,
-                "requestState": self._sign_state(method, name, arguments, answers)}
-
-    def _sign_state(self, method: str, name: str, arguments: dict, answers: dict) -> str:
-        """A requestState bound to this request, expiring, and signed, so that a client can neither forge nor reuse it."""
-        payload = {"method": method, "name": name, "arguments": arguments, "answers": answers,
-                   "expires": int(time.time()) + STATE_TTL_S, "nonce": os.urandom(12).hex()}
-        body = base64.urlsafe_b64encode(json.dumps(payload, sort_keys=True).encode()).decode("ascii")
-        return body + "." + self._mac(body)
-
-    def _spend_state(self, state, method: str, name: str, arguments: dict) -> dict:
-        """Accept a requestState once, for the request it was minted for, before it expires; the answers it carries.
-
-        The spec calls requestState attacker-controlled (2026-07-28, basic, "Multi Round-Trip Requests").
-        """
-        import hmac
-        body, _, mac = state.partition(".") if isinstance(state, str) else ("", "", "")
-        if not mac.isascii() or not hmac.compare_digest(mac, self._mac(body)):
-            raise RPCError(INVALID_PARAMS, "requestState is not one this server signed")
-        payload = json.loads(base64.urlsafe_b64decode(body))  # signed by us, so it is our JSON
-        now = time.time()
-        if [payload["method"], payload["name"], payload["arguments"]] != [method, name, arguments]:
-            raise RPCError(INVALID_PARAMS, "requestState belongs to another request")
-        if payload["expires"] < now:
-            raise RPCError(INVALID_PARAMS, "requestState has expired")
-        while self._states_spent:  # the oldest first: every state lives STATE_TTL_S, so they expire in order
-            nonce, expires = next(iter(self._states_spent.items()))
-            if expires >= now:
-                break
-            del self._states_spent[nonce]  # an expired state is refused anyway: forget it
-        if payload["nonce"] in self._states_spent:
-            raise RPCError(INVALID_PARAMS, "requestState was used already")
-        self._states_spent[payload["nonce"]] = payload["expires"]
-        return payload["answers"]
-
-    def _mac(self, body: str) -> str:
-        """The HMAC-SHA256 of body under this server's key, in hex."""
-        import hashlib, hmac
-        return hmac.new(self._state_key, body.encode(), hashlib.sha256).hexdigest()
-
-
-def call(fn, **arguments):
-    """fn(**arguments); a coroutine function (async def, as course 002 writes tools) is run to its end here."""
-    value = fn(**arguments)
-    if not inspect.iscoroutine(value):
-        return value
-    import asyncio
-    try:
-        asyncio.get_running_loop()  # a notebook's thread has a loop running already: run it beside
-    except RuntimeError:
-        return asyncio.run(value)
-    outcome = {}
-    runner = threading.Thread(target=lambda: outcome.update(value=asyncio.run(value)))
-    runner.start()
-    runner.join()
-    if "value" not in outcome:
-        raise RuntimeError(f"{fn.__name__} failed: see stderr")
-    return outcome["value"]
-
-
-def report(what: str, exc: BaseException):
-    """Write on stderr where a tool failed: the frames of its own code (file names only), then the exception.
-
-    Never on stdout. Frames of this module and of the standard library are left out: they are not the
-    tool author's to fix, and their line numbers change with the Python version.
+    Each retry is a new request with a new id, carrying this round's answers and the requestState
+    exactly as the server sent it (spec 2026-07-28, basic, "Multi Round-Trip Requests").
     """
-    import traceback
-    stdlib = os.path.dirname(os.__file__)
-    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
-              if os.path.abspath(frame.filename) != os.path.abspath(__file__) and not frame.filename.startswith(stdlib)]
-    lines = [f"mcp_min: {what}:"] + [f'  File "{os.path.basename(frame.filename)}", line {frame.lineno}, in {frame.name}'
-                                     + (f"\n    {frame.line}" if frame.line else "") for frame in frames]
-    print("\n".join(lines + [f"{type(exc).__name__}: {exc}"]), file=sys.stderr, flush=True)
+    for _ in range(MAX_INPUT_ROUNDS):
+        result = self.request(method, params)
+        self._pump_notifications()
+        if result.get("resultType") != "input_required":
+            return result
+        params = {key: value for key, value in params.items() if key not in ("inputResponses", "requestState")}
+        params["inputResponses"] = self.answer(result.get("inputRequests", {}))
+        if "requestState" in result:
+            params["requestState"] = result["requestState"]
+    raise RuntimeError(f"{method} still needs input after {MAX_INPUT_ROUNDS} rounds")
 
+@extend(MCPClient)
+def answer(self, questions: dict) -> dict:
+    """The answers to the server's questions, each from the callback for its method."""
+    answers = {}
+    for key, question in questions.items():
+        answerer = self.answerers.get(question.get("method"))
+        if answerer is None:
+            raise RPCError(METHOD_NOT_FOUND, f"this client cannot answer {question.get('method')}")
+        answers[key] = answerer(question)
+    return answers
 
-def page_cursor(key: str, offset: int) -> str:
-    """An opaque cursor for the page of a */list result that starts at offset."""
-    return base64.urlsafe_b64encode(f"{key}:{offset}".encode()).decode("ascii")
-
-
-def cursor_offset(cursor, key: str) -> int:
-    """Where the page a cursor names starts; INVALID_PARAMS for a cursor this server did not issue for key."""
-    try:
-        kind, _, offset = base64.urlsafe_b64decode(cursor).decode("ascii").partition(":")
-        if kind == key and offset.isdecimal() and offset.isascii():
-            return int(offset)
-    except (TypeError, ValueError):  # binascii.Error and UnicodeDecodeError are ValueErrors
-        pass
-    raise RPCError(INVALID_PARAMS, f"unknown cursor: {cursor!r}")
-
-
-def header_name(name: str, schema: dict) -> str:
-    """name, if it may follow Mcp-Param- for an argument of this schema (2026-07-28, "x-mcp-header"); else ValueError."""
-    if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):  # an HTTP token (RFC 9110, section 5.6.2)
-        raise ValueError(f"{name!r} cannot be part of a header name")
-    if schema.get("type") not in ("string", "integer", "boolean"):
-        raise ValueError(f"only a string, integer or boolean argument can travel as header Mcp-Param-{name}")
-    return name
-
-
-def first_line(doc: str | None) -> str:
-    """The first line of a docstring: a tool's or a prompt's description."""
-    return (doc or "").strip().split("\n")[0]
-
-
-def template_pattern(uri_template: str) -> re.Pattern:
-    """A regular expression for a URI template (RFC 6570): {name} matches one path segment, {+name} may span several."""
-    pattern = ""
-    for text, plus, name in re.findall(r"([^{]*)(?:\{(\+?)(\w+)\})?", uri_template):
-        pattern += re.escape(text)
-        if name:
-            pattern += f"(?P<{name}>.+)" if plus else f"(?P<{name}>[^/]+)"
-    return re.compile(pattern)
-
-
-def template_variables(pattern: re.Pattern, uri: str, spanning: set) -> dict | None:
-    """The decoded variables of uri if it matches the template's pattern and each is safe to hand over; else None.
-
-    Decoding comes after matching, so %2F inside {name} would become a "/" the pattern never saw: such a
-    value, a ".." step or a control character never reaches the function (lesson 5). Only {+name} may
-    carry "/".
-    """
-    import urllib.parse
-    match = pattern.fullmatch(uri)
-    if match is None:
-        return None
-    variables = {}
-    for name, raw in match.groupdict().items():
-        try:
-            value = urllib.parse.unquote(raw, errors="strict")
-        except UnicodeDecodeError:
-            return None  # %ff and the like: not text
-        if "/" in value and name not in spanning:
-            return None
-        if ".." in value.split("/") or any(ord(char) < 32 or char == "\x7f" for char in value):
-            return None
-        variables[name] = value
-    return variables
-
-
-def prompt_messages(rendered) -> list:
-    """A prompt's messages: a string is one user message; a list may mix strings and {role, content} messages.
-
-    A message's role is "user" or "assistant", and its content is one block (spec 2025-11-25, server/prompts, PromptMessage).
-    """
-    items = rendered if isinstance(rendered, list) else [rendered]
-    return [{"role": "user", "content": text_content(item)} if isinstance(item, str) else item for item in items]
-
+@extend(MCPClient)
+def hear(self, note: dict):
+    """A notification as it arrives: progress and log lines go to their callbacks at once."""
+    callback = {"notifications/message": self.on_log, "notifications/progress": self.on_progress}.get(note["method"])
+    if callback:
+        callback(note.get("params", {}))
 
 # ---------------------------------------------------------------------------------------------------
-# ---- 3. Versions and eras ----
-# Handshake era: initialize, notifications/initialized, a session (course 000). Stateless era
-# (2026-07-28, course 004): no handshake, every request carries its version in params._meta.
+# ---- 8. Both directions ----
+# A session is not one request at a time. While a tool runs, the client may ping, cancel it, or answer
+# the server's own request (a question, in the handshake era); a 2026-07-28 client keeps a
+# subscriptions/listen stream open to hear list changes. Transports call MCPServer.handle from several
+# threads at once: one reader, a worker a request, one writer lock (sections 9 and 10).
 # ---------------------------------------------------------------------------------------------------
 
-HANDSHAKE_VERSIONS = ["2025-11-25", "2025-06-18"]  # newest first
-STATELESS_VERSIONS = ["2026-07-28"]
-SUPPORTED_VERSIONS = STATELESS_VERSIONS + HANDSHAKE_VERSIONS
-PUBLISHED_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
-PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
-SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+@extend(MCPServer)
+def _cancel(self, request_id):
+    """notifications/cancelled: tell the running request it was cancelled, or close its listen stream."""
+    if not valid_id(request_id):
+        return  # a malformed cancellation is ignored (2026-07-28, "Cancellation")
+    with self._lock:
+        running = self._running.get(request_id)
+        listening = [listener for listener in self._listeners if listener["id"] == request_id]
+    if running:
+        running._cancelled.set()
+    for listener in listening:
+        self.stop_listening(listener["context"])
 
-# Each capability's value is an object, never `true` (spec 2025-11-25, basic/lifecycle). The course's lab declares
-# {"tools": {"listChanged": true}, "resources": {}, "prompts": {}}; this one also notifies
-# resource and prompt list changes, and serves logging, subscriptions and completions.
-HANDSHAKE_CAPABILITIES = {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
-                          "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
-# What a 2026-07-28 client can use here: list changes and resource updates on a subscriptions/listen
-# stream, logging by each request's own _meta level, and completions.
-STATELESS_CAPABILITIES = {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
-                          "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
-HANDSHAKE_ONLY = {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
-STATELESS_ONLY = {"subscriptions/listen"}
-CACHEABLE = {"server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read",
-             "prompts/list"}
+@extend(MCPServer)
+def _expect_response(self) -> tuple:
+    """A fresh id for a request of the server's own, and the queue its response will be put in."""
+    with self._lock:
+        self._last_request_id += 1
+        slot = self._waiting[self._last_request_id] = queue.Queue(maxsize=1)
+    return self._last_request_id, slot
 
+@extend(MCPServer)
+def _receive_response(self, message: dict):
+    """Hand the client's response to the function that asked; a response to nothing asked is dropped."""
+    if valid_id(message.get("id")):
+        with self._lock:
+            slot = self._waiting.pop(message["id"], None)
+        if slot:
+            slot.put(message)
 
-def negotiate_version(requested: str) -> str:
-    """Echo a version this server speaks; else the newest one not newer than asked; else the newest."""
-    if requested in HANDSHAKE_VERSIONS:
-        return requested
-    older = [v for v in HANDSHAKE_VERSIONS if v < requested]  # dates as strings sort in time order
-    return older[0] if older else HANDSHAKE_VERSIONS[0]
+@extend(MCPServer)
+def stop_waiting(self, reason: str):
+    """Give every function waiting for the client's answer an error instead: the client has gone."""
+    with self._lock:
+        slots, self._waiting = list(self._waiting.items()), {}
+    for id, slot in slots:
+        slot.put(error_response(id, INTERNAL_ERROR, reason))
 
+@extend(MCPServer)
+def _forget_requests(self, ids: list):
+    """Stop waiting for these requests' responses (the function gave up or was cancelled)."""
+    with self._lock:
+        for id in ids:
+            self._waiting.pop(id, None)
 
-def is_stateless(message: dict) -> bool:
-    """Whether a request is served in the stateless era: its _meta names a protocol version."""
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return message.get("method") == "server/discover" or (isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta)
-
-
-# ---------------------------------------------------------------------------------------------------
-# ---- 4. The client ----
-# ---------------------------------------------------------------------------------------------------
-
-MAX_INPUT_ROUNDS = 10  # input_required retries before the client gives up (the SDK's bound too)
-
-
-MAX_PAGES = 1000  # a list that never ends is a broken server: stop following nextCursor here
-
-
-def malformed(reply) -> str | None:
-    """What makes a response unusable (course 000: result XOR error, error is {code, message}), or None."""
-    if not isinstance(reply, dict):
-        return "not an object"
-    if ("result" in reply) == ("error" in reply):
-        return "it needs exactly one of result and error"
-    if "result" in reply and not isinstance(reply["result"], dict):
-        return "result is not an object"
-    error = reply.get("error", {"code": 0, "message": ""})
-    if not isinstance(error, dict) or type(error.get("code")) is not int or not isinstance(error.get("message"), str):
-        return "error is not an object with an integer code and a string message"
+@serves("subscriptions/listen")
+def _listen(self, params, ctx):
+    # subscriptions/listen {notifications: {toolsListChanged?, promptsListChanged?, resourcesListChanged?,
+    #                                       resourceSubscriptions?: [uri]}}: a stream, answered when it ends
+    asked = param(params, "notifications", dict, {})
+    honoured = {key: True for key in ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
+                if asked.get(key) is True}
+    uris = asked.get("resourceSubscriptions", [])
+    if not isinstance(uris, list) or not all(isinstance(uri, str) for uri in uris):
+        raise RPCError(INVALID_PARAMS, "notifications.resourceSubscriptions must be a list of URIs")
+    if uris:
+        honoured["resourceSubscriptions"] = uris
+    # The acknowledgement goes first, before any notification of this stream (2026-07-28, "Subscriptions").
+    ctx.send(notification("notifications/subscriptions/acknowledged",
+                          {"_meta": {SUBSCRIPTION_ID_KEY: ctx.id}, "notifications": honoured}))
+    with self._lock:
+        self._listeners.append({"id": ctx.id, "filter": honoured, "context": ctx})
     return None
 
+@extend(MCPServer)
+def _tell_listeners(self, wants, method: str, params: dict):
+    """Send a notification on every open listen stream whose filter wants it, tagged with its subscription id."""
+    with self._lock:
+        listeners = [listener for listener in self._listeners if wants(listener["filter"])]
+    for listener in listeners:
+        tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: listener["id"]}}
+        listener["context"].send(notification(method, tagged))
 
-def same_id(a, b) -> bool:
-    """Whether two ids are the same id: 1 is not "1", nor true, nor 1.0."""
-    return type(a) is type(b) and a == b
+@extend(MCPServer)
+def stop_listening(self, ctx=None) -> list:
+    """End ctx's listen stream (every one, if ctx is None) without a word: the client ended it. Those ended."""
+    with self._lock:
+        ended = [listener for listener in self._listeners if ctx is None or listener["context"] is ctx]
+        self._listeners = [listener for listener in self._listeners if listener not in ended]
+    return ended
 
+@extend(MCPServer)
+def end_listening(self):
+    """End every listen stream gracefully: each gets its response (2026-07-28, "Graceful Closure")."""
+    for listener in self.stop_listening():
+        result = {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: listener["id"]}}
+        listener["context"].send(response(listener["id"], result))
 
-class MCPClient:
-    """A client over any transport: request ids count up from 1, and tools_cache is kept fresh.
+@extend(MCPClient)
+def answer_request(self, message: dict) -> dict:
+    """The response to a request the server sent (handshake era): the same callbacks as input_required."""
+    question = {"method": message.get("method"), "params": message.get("params") or {}}
+    try:
+        return response(message.get("id"), self.answer({"question": question})["question"])
+    except RPCError as exc:
+        return error_response(message.get("id"), exc.code, exc.message)
+    except Exception as exc:  # the callback's bug is an error response, not a broken session
+        return error_response(message.get("id"), INTERNAL_ERROR, f"the client failed: {exc!r}"[:200])
 
-        client = MCPClient(StdioTransport([sys.executable, "server_demo.py"]))
-        client.connect()  # server/discover, or the handshake when the server is older
-        client.call_tool("add", {"x": 2, "y": 3})
-    on_log and on_progress receive the params of notifications/message and notifications/progress.
-    on_elicit, on_sample and on_roots answer the server's questions: each receives the question
-    ({method, params}) and returns its result (an elicitation, sampling or roots result). The client
-    declares a capability for each one given; sampling and roots are deprecated by 2026-07-28.
+@extend(MCPClient)
+def listen(self, tools: bool = True, prompts: bool = False, resources: bool = False, uris: tuple = ()) -> dict:
+    """Open a subscriptions/listen stream (2026-07-28); its acknowledged filter.
+
+    The stream's notifications arrive among the responses to later requests, and
+    _pump_notifications acts on them: a list change refreshes the cache at once, not when ttlMs ends.
     """
+    wanted = {"toolsListChanged": tools, "promptsListChanged": prompts, "resourcesListChanged": resources}
+    filter = {key: True for key, value in wanted.items() if value}
+    if uris:
+        filter["resourceSubscriptions"] = list(uris)
+    message = request(self.next_id, "subscriptions/listen", self.with_meta({"notifications": filter}))
+    self.next_id += 1
+    ack = self.transport.listen(message)
+    if ack is None or "error" in ack:
+        error = (ack or {}).get("error", {"code": INTERNAL_ERROR, "message": "no acknowledgement"})
+        raise RPCError(error.get("code"), error.get("message"), error.get("data"))
+    self.listening = message
+    return ack["params"]["notifications"]
 
-    def __init__(self, transport, name: str = "mcp_min", version: str = "0.1.0",
-                 on_log=None, on_progress=None, on_elicit=None, on_sample=None, on_roots=None):
-        self.transport = transport
-        self.client_info = {"name": name, "version": version}
-        self.on_log, self.on_progress = on_log, on_progress
-        self.answerers = {"elicitation/create": on_elicit, "sampling/createMessage": on_sample,
-                          "roots/list": on_roots}
-        self.capabilities = {QUESTION_CAPABILITIES[method]: {} for method, answer in self.answerers.items() if answer}
-        transport.on_request = self.answer_request  # the server asks (handshake era): answer at once
-        transport.on_notification = self.hear  # progress and log lines reach their callbacks as they arrive
-        self.next_id = 1
-        self.listening = None  # the request of this client's open subscriptions/listen stream
-        self.era = self.protocol_version = None  # connect() decides: "handshake" or "stateless"
-        self.server_info = self.server_capabilities = None
-        self.tools_cache = self.resources_cache = self.prompts_cache = None
-        self.tools_fresh_until = 0.0  # stateless era: ttlMs says how long tools_cache may be reused
+@extend(MCPClient)
+def stop_listening(self):
+    """End the listen stream: notifications/cancelled on stdio, closing the stream over HTTP."""
+    if self.listening:
+        self.transport.cancel(self.listening, "the client stopped listening")
+        self.listening = None
 
-    def with_meta(self, params: dict) -> dict:
-        """params with the _meta every 2026-07-28 request carries: version, capabilities, client info (course 004)."""
-        meta = {PROTOCOL_VERSION_KEY: STATELESS_VERSIONS[0], CLIENT_CAPABILITIES_KEY: self.capabilities,
-                CLIENT_INFO_KEY: self.client_info}
-        return {**params, "_meta": {**params.get("_meta", {}), **meta}}
+@extend(Transport)
+def acknowledgement(self, listen_id) -> dict | None:
+    """Take the acknowledgement of the listen stream listen_id out of the notifications received, if there."""
+    with self._received:
+        for note in self.notifications:
+            meta = (note.get("params") or {}).get("_meta") or {}
+            if note["method"] == "notifications/subscriptions/acknowledged" and meta.get(SUBSCRIPTION_ID_KEY) == listen_id:
+                self.notifications.remove(note)
+                return note
+    return None
 
-    def request(self, method: str, params: dict | None = None) -> dict:
-        """Send a request and return its result; an error response raises RPCError."""
-        if self.era is None and method not in ("initialize", "server/discover", "ping"):
-            raise RuntimeError(f"connect first: client.connect() (or client.initialize()) before {method}")
-        params = dict(params or {})
-        if self.era == "stateless" or method == "server/discover":  # each request says it all (course 004)
-            params = self.with_meta(params)
-        message = request(self.next_id, method, params or None)
-        self.next_id += 1
-        reply = self.transport.send(message)
-        if reply is None:
-            raise ConnectionError(f"no response to {method}")
-        problem = malformed(reply)
-        if problem:
-            raise RPCError(INTERNAL_ERROR, f"malformed response to {method}: {problem}", reply)
-        if "error" in reply:
-            raise RPCError(reply["error"]["code"], reply["error"]["message"], reply["error"].get("data"))
-        return reply["result"]
+@extend(InMemoryTransport)
+def listen(self, message: dict) -> dict | None:
+    """Open a subscriptions/listen stream: its acknowledgement (or its error response)."""
+    return self.send(message) or self.acknowledgement(message["id"])
 
-    def notify(self, method: str, params: dict | None = None):
-        """Send a notification; nothing comes back."""
-        self.transport.send(notification(method, params))
-
-    def initialize(self, protocol_version: str = HANDSHAKE_VERSIONS[0]) -> dict:
-        """The handshake: initialize, check the response, then notifications/initialized (course 000)."""
-        result = self.request("initialize", {"protocolVersion": protocol_version, "capabilities": self.capabilities,
-                                             "clientInfo": self.client_info})
-        if result.get("protocolVersion") not in HANDSHAKE_VERSIONS:
-            raise ConnectionError(f"the server chose version {result.get('protocolVersion')!r}, which this client lacks")
-        self.era, self.protocol_version = "handshake", result["protocolVersion"]
-        self.server_info, self.server_capabilities = result.get("serverInfo"), result.get("capabilities")
-        self.notify("notifications/initialized")
-        return result
-
-    def limit_wait(self, seconds: float | None):
-        """Wait at most seconds for each response from now on (a transport in memory never waits)."""
-        if seconds:
-            self.transport.timeout = seconds
-
-    def discover(self) -> dict:
-        """server/discover: what a 2026-07-28 server speaks, asked without a handshake."""
-        result = self.request("server/discover")
-        self.server_info = result.get("_meta", {}).get(SERVER_INFO_KEY)
-        self.server_capabilities = result.get("capabilities")
-        return result
-
-    def connect(self, mode: str = "auto") -> dict:
-        """Choose the era: "auto" probes with server/discover and falls back to the handshake; "legacy" does not probe."""
-        if mode not in ("auto", "legacy"):
-            raise ValueError(f"mode is 'auto' or 'legacy', not {mode!r}")
-        if mode == "auto":
-            whole = getattr(self.transport, "timeout", None)  # a silent server costs one timeout in all, not two
-            try:
-                self.limit_wait(whole and whole / 3)
-                result = self.discover()
-            except RPCError:
-                return self.initialize()  # an older server: -32601 or the like
-            except TimeoutError:
-                self.limit_wait(whole and whole * 2 / 3)
-                return self.initialize()  # an older server that ignores what it does not know
-            finally:
-                self.limit_wait(whole)
-            if STATELESS_VERSIONS[0] in result.get("supportedVersions", []):
-                self.era, self.protocol_version = "stateless", STATELESS_VERSIONS[0]
-                return result
-        return self.initialize()
-
-    def ping(self) -> dict:
-        """ping: {} when the server is alive."""
-        return self.request("ping")
-
-    def list_all(self, method: str, key: str) -> tuple[list, dict]:
-        """Every item of a */list method, following nextCursor page by page; and the first page's result."""
-        first = result = self.request(method)
-        items = list(result[key])
-        cursors = set()
-        while "nextCursor" in result:
-            cursor = result["nextCursor"]
-            if cursor in cursors or len(cursors) == MAX_PAGES:
-                raise RPCError(INVALID_PARAMS, f"{method} sent the cursor {cursor!r} again, or too many pages")
-            cursors.add(cursor)
-            result = self.request(method, {"cursor": cursor})
-            items += result[key]
-        return items, first
-
-    def list_tools(self, refresh: bool = False) -> list:
-        """tools/list into tools_cache; a stateless cache still fresh (ttlMs) is reused unless refresh."""
-        if self.tools_cache is not None and time.monotonic() < self.tools_fresh_until and not refresh:
-            return self.tools_cache
-        self.tools_cache, first = self.list_all("tools/list", "tools")
-        self.tools_fresh_until = time.monotonic() + first.get("ttlMs", 0) / 1000
-        return self.tools_cache
-
-    def call_tool(self, name: str, arguments: dict | None = None, progress: bool = False) -> dict:
-        """tools/call; if the server asks the client first (input_required), the callbacks answer."""
-        params = {"name": name, "arguments": arguments or {}}
-        if progress:
-            params["_meta"] = {"progressToken": self.next_id}  # the request id, as the SDK does
-        return self.request_answering("tools/call", params)
-
-    def request_answering(self, method: str, params: dict) -> dict:
-        """A request the server may answer with input_required: answer its questions and send it again.
-
-        Each retry is a new request with a new id, carrying this round's answers and the requestState
-        exactly as the server sent it (spec 2026-07-28, basic, "Multi Round-Trip Requests").
-        """
-        for _ in range(MAX_INPUT_ROUNDS):
-            result = self.request(method, params)
-            self._pump_notifications()
-            if result.get("resultType") != "input_required":
-                return result
-            params = {key: value for key, value in params.items() if key not in ("inputResponses", "requestState")}
-            params["inputResponses"] = self.answer(result.get("inputRequests", {}))
-            if "requestState" in result:
-                params["requestState"] = result["requestState"]
-        raise RuntimeError(f"{method} still needs input after {MAX_INPUT_ROUNDS} rounds")
-
-    def answer(self, questions: dict) -> dict:
-        """The answers to the server's questions, each from the callback for its method."""
-        answers = {}
-        for key, question in questions.items():
-            answerer = self.answerers.get(question.get("method"))
-            if answerer is None:
-                raise RPCError(METHOD_NOT_FOUND, f"this client cannot answer {question.get('method')}")
-            answers[key] = answerer(question)
-        return answers
-
-    def answer_request(self, message: dict) -> dict:
-        """The response to a request the server sent (handshake era): the same callbacks as input_required."""
-        question = {"method": message.get("method"), "params": message.get("params") or {}}
-        try:
-            return response(message.get("id"), self.answer({"question": question})["question"])
-        except RPCError as exc:
-            return error_response(message.get("id"), exc.code, exc.message)
-        except Exception as exc:  # the callback's bug is an error response, not a broken session
-            return error_response(message.get("id"), INTERNAL_ERROR, f"the client failed: {exc!r}"[:200])
-
-    def hear(self, note: dict):
-        """A notification as it arrives: progress and log lines go to their callbacks at once."""
-        callback = {"notifications/message": self.on_log, "notifications/progress": self.on_progress}.get(note["method"])
-        if callback:
-            callback(note.get("params", {}))
-
-    def listen(self, tools: bool = True, prompts: bool = False, resources: bool = False, uris: tuple = ()) -> dict:
-        """Open a subscriptions/listen stream (2026-07-28); its acknowledged filter.
-
-        The stream's notifications arrive among the responses to later requests, and
-        _pump_notifications acts on them: a list change refreshes the cache at once, not when ttlMs ends.
-        """
-        wanted = {"toolsListChanged": tools, "promptsListChanged": prompts, "resourcesListChanged": resources}
-        filter = {key: True for key, value in wanted.items() if value}
-        if uris:
-            filter["resourceSubscriptions"] = list(uris)
-        message = request(self.next_id, "subscriptions/listen", self.with_meta({"notifications": filter}))
-        self.next_id += 1
-        ack = self.transport.listen(message)
-        if ack is None or "error" in ack:
-            error = (ack or {}).get("error", {"code": INTERNAL_ERROR, "message": "no acknowledgement"})
-            raise RPCError(error.get("code"), error.get("message"), error.get("data"))
-        self.listening = message
-        return ack["params"]["notifications"]
-
-    def stop_listening(self):
-        """End the listen stream: notifications/cancelled on stdio, closing the stream over HTTP."""
-        if self.listening:
-            self.transport.cancel(self.listening, "the client stopped listening")
-            self.listening = None
-
-    def list_resources(self) -> list:
-        """resources/list into resources_cache."""
-        self.resources_cache = self.list_all("resources/list", "resources")[0]
-        return self.resources_cache
-
-    def list_resource_templates(self) -> list:
-        """resources/templates/list."""
-        return self.list_all("resources/templates/list", "resourceTemplates")[0]
-
-    def read_resource(self, uri: str) -> dict:
-        """resources/read {uri}."""
-        return self.request_answering("resources/read", {"uri": uri})
-
-    def list_prompts(self) -> list:
-        """prompts/list into prompts_cache."""
-        self.prompts_cache = self.list_all("prompts/list", "prompts")[0]
-        return self.prompts_cache
-
-    def get_prompt(self, name: str, arguments: dict | None = None) -> dict:
-        """prompts/get {name, arguments}."""
-        return self.request_answering("prompts/get", {"name": name, "arguments": arguments or {}})
-
-    def _pump_notifications(self) -> list:
-        """Drain what the server pushed, and re-list on each list_changed (course 000); what was drained."""
-        notes = self.transport.drain()
-        if not notes:
-            return notes  # the usual case after a call, kept cheap
-        refreshes = {  # list_changed is an invalidation, not a diff: fetch the list again
-            "notifications/tools/list_changed": lambda: self.list_tools(refresh=True),
-            "notifications/resources/list_changed": self.list_resources,
-            "notifications/prompts/list_changed": self.list_prompts}
-        changed = [note["method"] for note in notes if note["method"] in refreshes]
-        for method in dict.fromkeys(changed):  # each list once, however many times it changed meanwhile
-            refreshes[method]()
-        return notes
-
-    def close(self):
-        """Close the transport."""
-        self.transport.close()
-
+@extend(InMemoryTransport)
+def cancel(self, message: dict, reason: str):
+    """Cancel a request (a listen stream, here) with notifications/cancelled."""
+    self.send(notification("notifications/cancelled", {"requestId": message["id"], "reason": reason}))
 
 # ---------------------------------------------------------------------------------------------------
-# ---- 5. Transports ----
-# Each has send(message) -> the response, or None for a notification; drain() -> the notifications
-# that arrived; close(); and a trace(direction, message) hook: "→" client to server, "←" back.
+# ---- 9. stdio ----
+# One message per line; stdout carries the wire and nothing else. The transport edge: parse() turns
+# bytes that are not JSON into PARSE_ERROR (course 000).
 # ---------------------------------------------------------------------------------------------------
 
-MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # one stdio line or one HTTP body
 MAX_DEPTH = 100  # arrays and objects nested deeper are refused: json.loads would recurse that deep
 SHORT_MESSAGE = 1024  # bytes: below this, a pass over every byte costs less than leaping with find()
 WALKED_STRINGS = 32  # strings leapt over one by one before the rest of a message is taken in bulk
 ONE_KIND = bytes.maketrans(b"{}", b"[]")  # depth is all that is measured; json.loads checks the pairs match
 NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))  # the bytes that neither nest nor quote
-
-
-def reject_constant(name: str):
-    """NaN and Infinity are not JSON, though Python's json reads them."""
-    raise ValueError(f"{name} is not JSON")
-
-
-DECODER = json.JSONDecoder(parse_constant=reject_constant)  # made once: json.loads(text, **options) makes one a call
-ENCODER = json.JSONEncoder(allow_nan=False)
-
 
 def parse(data: bytes | str):
     """Parse one message from the wire; anything that is not JSON raises PARSE_ERROR (course 000)."""
@@ -1387,7 +1567,6 @@ def parse(data: bytes | str):
         return DECODER.decode(text)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError too
         raise RPCError(PARSE_ERROR, f"parse error: {str(exc)[:100]}")
-
 
 def nesting(wire: bytes) -> int:
     """How deep arrays and objects nest in wire, brackets in strings aside; a bound when too few to pass MAX_DEPTH."""
@@ -1429,128 +1608,15 @@ def nesting(wire: bytes) -> int:
             return MAX_DEPTH + 1
     return depth + brackets.count(b"[")
 
-
-def encode(message: dict) -> str:
-    """One message as JSON on one line; one that JSON cannot carry, or too large, becomes INTERNAL_ERROR."""
-    try:
-        text = ENCODER.encode(message)
-        if len(text) > MAX_MESSAGE_BYTES:  # the peer's line limit is likely ours: it could not read this
-            raise ValueError(f"the message would be {len(text)} bytes, over {MAX_MESSAGE_BYTES}")
-        return text
-    except (TypeError, ValueError) as exc:
-        return json.dumps(error_response(message.get("id"), INTERNAL_ERROR, f"internal error: {exc}"[:200]))
-
-
-def print_trace(direction: str, message: dict, width: int | None = None):
-    """A trace hook that prints each message as one JSON line behind its arrow, cut to width (with "…") if given."""
-    line = f"{direction} {json.dumps(message, ensure_ascii=False)}"
-    if width is not None and len(line) > width:
-        line = line[:width - 1] + "…"
-    print(line, flush=True)
-
-
-MAX_KEPT_NOTIFICATIONS = 10_000  # notifications a client keeps until it pumps them; older ones are dropped
-
-
-class Transport:
-    """What every client-side transport shares: the trace hook, the notifications received, and the
-    answers it sends back when the server asks the client something (section 5, "Both directions")."""
-
-    def __init__(self, trace=None):
-        self.trace = trace
-        self.notifications = collections.deque(maxlen=MAX_KEPT_NOTIFICATIONS)  # a flood keeps only the newest
-        self.on_request = None  # set by MCPClient: the response to a request the server sent
-        self.on_notification = None  # set by MCPClient: sees each notification the moment it arrives
-        self._received = threading.Lock()  # HttpTransport's listen thread keeps notifications too
-
-    def traced(self, direction: str, message):
-        """Show message to the trace hook, if there is one, and return it."""
-        if self.trace and message is not None:
-            self.trace(direction, message)
-        return message
-
-    def receive(self, message: dict) -> dict | None:
-        """A message from the server other than the awaited response: keep a notification, answer a request.
-
-        Returns the response to send back for a request; None otherwise. A response to a request this
-        client no longer waits for (one it cancelled) is dropped.
-        """
-        if "method" not in message:
-            return None
-        if is_notification(message):
-            with self._received:
-                self.notifications.append(message)
-            if self.on_notification:
-                self.on_notification(message)
-            return None
-        if self.on_request is None:
-            return error_response(message.get("id"), METHOD_NOT_FOUND, f"this client answers no {message['method']}")
-        return self.on_request(message)
-
-    def acknowledgement(self, listen_id) -> dict | None:
-        """Take the acknowledgement of the listen stream listen_id out of the notifications received, if there."""
-        with self._received:
-            for note in self.notifications:
-                meta = (note.get("params") or {}).get("_meta") or {}
-                if note["method"] == "notifications/subscriptions/acknowledged" and meta.get(SUBSCRIPTION_ID_KEY) == listen_id:
-                    self.notifications.remove(note)
-                    return note
-        return None
-
-    def drain(self) -> list:
-        """The notifications received so far, handed over once."""
-        with self._received:
-            notes = list(self.notifications)
-            self.notifications.clear()
-        return notes
-
-
-class InMemoryTransport(Transport):
-    """The course's proof of layering: client and server share nothing but JSON text."""
-
-    def __init__(self, server: MCPServer, trace=None):
-        super().__init__(trace)
-        self.server = server
-
-    def send(self, message: dict) -> dict | None:
-        """json.dumps, json.loads, server.handle; the outbox and the response come back the same way."""
-        wire = json.dumps(self.traced("→", message))
-        self.server.on_queue = self.deliver  # what the server sends while it works crosses at once
-        reply = self.server.handle(json.loads(wire))
-        self.deliver()  # the outbox first: notifications arrive before the response
-        return self.traced("←", None if reply is None else json.loads(encode(reply)))
-
-    def deliver(self):
-        """Carry what the server queued across the JSON boundary; a question from the server is answered at once."""
-        for message in self.server.drain_outbox():
-            answer = self.receive(self.traced("←", json.loads(encode(message))))
-            if answer is not None:
-                self.server.handle(json.loads(json.dumps(self.traced("→", answer))))
-
-    def listen(self, message: dict) -> dict | None:
-        """Open a subscriptions/listen stream: its acknowledgement (or its error response)."""
-        return self.send(message) or self.acknowledgement(message["id"])
-
-    def cancel(self, message: dict, reason: str):
-        """Cancel a request (a listen stream, here) with notifications/cancelled."""
-        self.send(notification("notifications/cancelled", {"requestId": message["id"], "reason": reason}))
-
-    def close(self):
-        """Nothing to release in memory."""
-
-
-# -- stdio: one message per line; stdout carries the wire and nothing else --
-
 # Requests whose handlers run the server's own functions, which may take long or wait for the client:
 # serve_stdio runs each on a worker thread, so that it keeps reading meanwhile.
 WORKER_METHODS = {"tools/call", "prompts/get", "resources/read"}
 MAX_WORKERS = 32  # requests running at once on one connection; more are refused
 
-
 def serve_stdio(server: MCPServer, stdin=None, stdout=None):
     """Serve one client over stdio until end of input.
 
-    Three kinds of thread (section 5, "Both directions"): the caller's thread is the one reader, and
+    Three kinds of thread (section 8): the caller's thread is the one reader, and
     handles every message that cannot wait (a ping, a cancellation, the client's response to the
     server's question) at once; a worker thread runs each request in WORKER_METHODS; a lock lets one
     thread at a time write a line, so lines never interleave.
@@ -1595,7 +1661,6 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
         worker.join()
     server.end_listening()
 
-
 def read_lines(stdin, write):
     """Each message read from stdin, one per line; a line that is not one gets its error written here."""
     while True:
@@ -1614,7 +1679,6 @@ def read_lines(stdin, write):
             except RPCError as exc:  # not JSON, so there is no id to respond to
                 write([error_response(None, exc.code, exc.message)])
 
-
 def claim_stdout():
     """Keep the real stdout for the wire, and send fd 1 and sys.stdout to stderr for everything else."""
     sys.stdout.flush()
@@ -1622,7 +1686,6 @@ def claim_stdout():
     os.dup2(2, 1)  # a tool's print(), or a child process it starts, now lands on stderr
     sys.stdout = sys.stderr
     return wire
-
 
 class StdioTransport(Transport):
     """A server as a child process: requests to its stdin, responses read from its stdout.
@@ -1732,14 +1795,16 @@ class StdioTransport(Transport):
         self.process.stdout.close()
         return self.process.returncode
 
-
-# -- Streamable HTTP: one endpoint, one POST a message --
+# ---------------------------------------------------------------------------------------------------
+# ---- 10. Streamable HTTP ----
+# One endpoint, one POST a message. In the handshake era initialize opens a session (Mcp-Session-Id); in
+# 2026-07-28 every POST stands alone and its headers repeat its body. A response is JSON, or an event
+# stream written as the request's messages happen.
+# ---------------------------------------------------------------------------------------------------
 
 MCP_PATH = "/mcp"
 LOCAL_NAMES = {"127.0.0.1", "localhost", "::1"}  # Host and Origin a local server accepts (DNS rebinding)
 NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # sent as Mcp-Name
-
-
 KEEPALIVE_S = 15  # an open event stream with nothing to say gets a comment line this often
 REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, headers, body) within this
 MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
@@ -1747,6 +1812,83 @@ SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; initialize beyond them is 503
 DONE = object()  # put on a stream's events when the request's handler has returned
 
+def header_value(text: str) -> str:
+    """A header value for text: as it is if plain printable ASCII, else wrapped as =?base64?...?= (2026-07-28)."""
+    sentinel = text.startswith("=?base64?") and text.endswith("?=")  # a plain value that looks wrapped is wrapped
+    if text.isascii() and text.isprintable() and text == text.strip() and not sentinel:
+        return text
+    return "=?base64?" + base64.b64encode(text.encode()).decode("ascii") + "?="
+
+def header_text(value: str | None) -> str | None:
+    """The text a header value carries, unwrapping =?base64?...?=; ValueError for a wrapping that is not strict base64 of UTF-8."""
+    if value and value.startswith("=?base64?") and value.endswith("?="):
+        return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+    return value
+
+def header_text_of(value) -> str:
+    """The text a body value travels as in a header: integers in decimal, booleans as true or false."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+def header_matches(text: str | None, value) -> bool:
+    """Whether a header's text repeats a body value; integers compare as numbers ("42.0" is 42)."""
+    if value is None or text is None:
+        return value is None and text is None
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(text) == value
+        except ValueError:
+            return False
+    return text == header_text_of(value)
+
+def header_name(name: str, schema: dict) -> str:
+    """name, if it may follow Mcp-Param- for an argument of this schema (2026-07-28, "x-mcp-header"); else ValueError."""
+    if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):  # an HTTP token (RFC 9110, section 5.6.2)
+        raise ValueError(f"{name!r} cannot be part of a header name")
+    if schema.get("type") not in ("string", "integer", "boolean"):
+        raise ValueError(f"only a string, integer or boolean argument can travel as header Mcp-Param-{name}")
+    return name
+
+def header_paths(schema: dict) -> dict:
+    """{Mcp-Param-Name: path of property names} for each x-mcp-header in an inputSchema; ValueError if one is misplaced.
+
+    An annotation may sit only at the end of a chain of "properties" keys, on a string, integer or
+    boolean, and each name only once, whatever its case (2026-07-28, Streamable HTTP, "Custom Headers").
+    """
+    found = {}
+
+    def walk(node, path, reachable):
+        if isinstance(node, dict):
+            if "x-mcp-header" in node:
+                if not reachable or path == ():
+                    raise ValueError("x-mcp-header outside a chain of properties")
+                name = "Mcp-Param-" + header_name(str(node["x-mcp-header"]), node)
+                if name.lower() in (known.lower() for known in found):
+                    raise ValueError(f"{name} names two arguments")
+                found[name] = path
+            for key, value in node.items():
+                if key == "properties" and isinstance(value, dict):
+                    for name, child in value.items():
+                        walk(child, path + (name,), reachable)
+                elif key != "x-mcp-header":
+                    walk(value, path, False)  # under items, anyOf, $defs...: not statically reachable
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, path, False)
+
+    walk(schema, (), True)
+    return found
+
+def param_headers(schema: dict, arguments: dict) -> dict:
+    """{Mcp-Param-Name: value} for each annotated argument present and not null (None for one that is absent)."""
+    headers = {}
+    for name, path in header_paths(schema).items():
+        value = arguments
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        headers[name] = value
+    return headers
 
 class HttpStream:
     """One POST's response as a stream: the server's messages for this request become its events.
@@ -1767,7 +1909,6 @@ class HttpStream:
             self.events.put(message)
         elif "id" in message and "method" in message:
             raise RuntimeError("this POST accepts no text/event-stream, so the server cannot ask the client")
-
 
 def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):
     """A Streamable HTTP server at /mcp; factory() makes each session's MCPServer. Call serve_forever().
@@ -2077,7 +2218,6 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
 
     return Server((host, port), Handler)
 
-
 def serve_http(factory, host: str = "127.0.0.1", port: int = 8000):
     """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated."""
     import signal
@@ -2092,7 +2232,6 @@ def serve_http(factory, host: str = "127.0.0.1", port: int = 8000):
             httpd.serve_forever()
         except KeyboardInterrupt:
             pass  # Ctrl-C: stop quietly
-
 
 class HttpTransport(Transport):
     """The client's side of Streamable HTTP: one POST a message, on one kept-alive connection.
@@ -2287,92 +2426,14 @@ class HttpTransport(Transport):
         if self.side_connection:
             self.side_connection.close()
 
-
-def header_value(text: str) -> str:
-    """A header value for text: as it is if plain printable ASCII, else wrapped as =?base64?...?= (2026-07-28)."""
-    sentinel = text.startswith("=?base64?") and text.endswith("?=")  # a plain value that looks wrapped is wrapped
-    if text.isascii() and text.isprintable() and text == text.strip() and not sentinel:
-        return text
-    return "=?base64?" + base64.b64encode(text.encode()).decode("ascii") + "?="
-
-
-def header_text(value: str | None) -> str | None:
-    """The text a header value carries, unwrapping =?base64?...?=; ValueError for a wrapping that is not strict base64 of UTF-8."""
-    if value and value.startswith("=?base64?") and value.endswith("?="):
-        return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
-    return value
-
-
-def header_text_of(value) -> str:
-    """The text a body value travels as in a header: integers in decimal, booleans as true or false."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def header_matches(text: str | None, value) -> bool:
-    """Whether a header's text repeats a body value; integers compare as numbers ("42.0" is 42)."""
-    if value is None or text is None:
-        return value is None and text is None
-    if isinstance(value, int) and not isinstance(value, bool):
-        try:
-            return float(text) == value
-        except ValueError:
-            return False
-    return text == header_text_of(value)
-
-
-def header_paths(schema: dict) -> dict:
-    """{Mcp-Param-Name: path of property names} for each x-mcp-header in an inputSchema; ValueError if one is misplaced.
-
-    An annotation may sit only at the end of a chain of "properties" keys, on a string, integer or
-    boolean, and each name only once, whatever its case (2026-07-28, Streamable HTTP, "Custom Headers").
-    """
-    found = {}
-
-    def walk(node, path, reachable):
-        if isinstance(node, dict):
-            if "x-mcp-header" in node:
-                if not reachable or path == ():
-                    raise ValueError("x-mcp-header outside a chain of properties")
-                name = "Mcp-Param-" + header_name(str(node["x-mcp-header"]), node)
-                if name.lower() in (known.lower() for known in found):
-                    raise ValueError(f"{name} names two arguments")
-                found[name] = path
-            for key, value in node.items():
-                if key == "properties" and isinstance(value, dict):
-                    for name, child in value.items():
-                        walk(child, path + (name,), reachable)
-                elif key != "x-mcp-header":
-                    walk(value, path, False)  # under items, anyOf, $defs...: not statically reachable
-        elif isinstance(node, list):
-            for item in node:
-                walk(item, path, False)
-
-    walk(schema, (), True)
-    return found
-
-
-def param_headers(schema: dict, arguments: dict) -> dict:
-    """{Mcp-Param-Name: value} for each annotated argument present and not null (None for one that is absent)."""
-    headers = {}
-    for name, path in header_paths(schema).items():
-        value = arguments
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        headers[name] = value
-    return headers
-
-
 # ---------------------------------------------------------------------------------------------------
-# ---- 6. The wire tap ----
+# ---- 11. The wire tap ----
 # python mcp_min.py tap [--log FILE] -- <server command>: put it in front of any server command in a
 # host's configuration, and watch every message the host and the server exchange.
 # ---------------------------------------------------------------------------------------------------
 
 TAP_USAGE = "usage: python mcp_min.py tap [--log FILE] [--] <server command> [args...]"
 GRACE_S = 2.0  # after end of input a server may take this long to exit; then SIGTERM, then SIGKILL
-
 
 def tap(command: list, log=None) -> int:
     """Run command as a server, pass every byte through untouched both ways, and log each line; its exit status.
@@ -2431,7 +2492,6 @@ def tap(command: list, log=None) -> int:
     code = child.wait()
     return 128 - code if code < 0 else code  # killed by signal N: 128 + N
 
-
 def stop_server(child, polite: bool = False):
     """Stop a server child: (politely: first wait GRACE_S for it to exit by itself) SIGTERM, then SIGKILL."""
     import subprocess
@@ -2444,7 +2504,6 @@ def stop_server(child, polite: bool = False):
             return
         except subprocess.TimeoutExpired:
             continue
-
 
 def main(argv: list | None = None) -> int:
     """The command line: python mcp_min.py tap [--log FILE] [--] <server command> [args...]."""
