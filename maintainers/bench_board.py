@@ -1,7 +1,7 @@
 """What the wire board costs a session while nobody watches: board.py beside mcp_min's tap, in one run.
 
-    python bench_board.py            # about half a minute
-    python bench_board.py --quick    # a few seconds, rougher
+    python maintainers/bench_board.py            # about half a minute
+    python maintainers/bench_board.py --quick    # a few seconds, rougher
 
 Two measures, each the median of alternating rounds, each relay a fresh process logging to /dev/null:
   round trips  a host sends a ping and waits for its answer, again and again (what a session does);
@@ -19,7 +19,7 @@ import threading
 import time
 import urllib.request
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the project's folder (this file is in maintainers/)
 TAP = [sys.executable, os.path.join(HERE, "mcp_min.py"), "tap", "--log", os.devnull, "--"]
 BOARD = [sys.executable, os.path.join(HERE, "board.py"), "--log", os.devnull, "--"]
 RESPONDER = [sys.executable, "-c", "import json, sys\n"

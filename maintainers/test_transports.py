@@ -3,8 +3,8 @@ notifications a running tool sends, on every transport (issue 6).
 
 Every wait is bounded (TIMEOUT), every socket is on 127.0.0.1, every child process is ended.
 
-The demo transcripts live in transcripts/; after a deliberate change to the demo, regenerate them with
-    for t in stdio memory http; do python client_demo.py --transport $t > transcripts/client_demo_$t.txt; done
+The demo transcripts live in maintainers/transcripts/; after a deliberate change to the demo, regenerate them with
+    for t in stdio memory http; do python client_demo.py --transport $t > maintainers/transcripts/client_demo_$t.txt; done
 and read the diff before committing it.
 """
 
@@ -28,7 +28,7 @@ import server_demo
 import test_mcp_min
 from mcp_min import MAX_DEPTH, MAX_MESSAGE_BYTES, RPCError, error_response, notification, request, response
 
-HERE = pathlib.Path(__file__).resolve().parent
+HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 PYTHON = sys.executable
 DEMO = [PYTHON, str(HERE / "server_demo.py")]
 TAP = [PYTHON, str(HERE / "mcp_min.py"), "tap"]
@@ -276,7 +276,7 @@ def notes_server() -> mcp_min.MCPServer:
     return server
 
 
-NOTES_STDIO = [PYTHON, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import mcp_min, test_transports; "
+NOTES_STDIO = [PYTHON, "-c", f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(HERE / 'maintainers')!r}]; import mcp_min, test_transports; "
                              "mcp_min.serve_stdio(test_transports.notes_server())"]
 ASKING_STDIO = [PYTHON, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import mcp_min, test_mcp_min; "
                               "mcp_min.serve_stdio(test_mcp_min.asking_server([]))"]
@@ -584,7 +584,7 @@ def test_stdio_transport_close_kills_a_server_that_ignores_sigterm_too():
 @pytest.mark.parametrize("kind", KINDS)
 def test_demo_transcript_matches_the_stored_one(kind):
     # client_demo.py prints exactly the stored transcript (regenerate: see the top of this file).
-    stored = (HERE / "transcripts" / f"client_demo_{kind}.txt").read_text(encoding="utf-8")
+    stored = (HERE / "maintainers" / "transcripts" / f"client_demo_{kind}.txt").read_text(encoding="utf-8")
     done = subprocess.run([PYTHON, "client_demo.py", "--transport", kind], capture_output=True, cwd=HERE,
                           timeout=30, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
     assert done.returncode == 0, done.stderr.decode()

@@ -1,4 +1,4 @@
-"""Redraw docs/board.png, the README's picture of the wire board: python docs/board_png.py (needs chromium).
+"""Redraw docs/board.png, the README's picture of the wire board: python maintainers/board_png.py (needs chromium).
 
 The lab's client runs course 000's worked trace and a tool that reports progress through `board.py --hold
 --fault stray-line`, then closes its side; the board keeps the page up, and headless Chromium takes the shot.
@@ -10,8 +10,7 @@ import subprocess
 import sys
 import tempfile
 
-HERE = pathlib.Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 sys.path.insert(0, str(ROOT))
 
 from mcp_min import MCPClient, RPCError, StdioTransport  # noqa: E402
@@ -41,7 +40,7 @@ def main() -> int:
     transport.process.stdin.close()  # the host leaves; --hold keeps the page
     with tempfile.TemporaryDirectory() as profile:
         subprocess.run(["chromium", *FLAGS, f"--user-data-dir={profile}", "--window-size=1500,940",
-                        "--virtual-time-budget=5000", f"--screenshot={HERE / 'board.png'}", url + "#13"],
+                        "--virtual-time-budget=5000", f"--screenshot={ROOT / 'docs' / 'board.png'}", url + "#13"],
                        check=True, capture_output=True, timeout=60)
     transport.process.terminate()
     transport.process.wait(timeout=10)

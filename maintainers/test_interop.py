@@ -40,7 +40,7 @@ from mcp.types import ElicitResult  # noqa: E402
 
 import mcp_min  # noqa: E402
 
-HERE = pathlib.Path(__file__).resolve().parent
+HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 SERVER_DEMO = str(HERE / "server_demo.py")
 MCP_MIN = str(HERE / "mcp_min.py")
 

@@ -8,13 +8,13 @@ import sys
 
 import bench
 
-HERE = pathlib.Path(__file__).resolve().parent
+HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 FIGURE = re.compile(r"\d[\d,]*(\.\d+)? \(\d[\d,]*(\.\d+)?-\d[\d,]*(\.\d+)?\)")  # a median and its range
 
 
 def run_bench(*flags) -> str:
     """What bench.py prints with flags; it must exit 0."""
-    done = subprocess.run([sys.executable, str(HERE / "bench.py"), *flags], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, str(HERE / "maintainers" / "bench.py"), *flags], capture_output=True, text=True,
                           timeout=300, cwd=HERE)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout

@@ -32,7 +32,7 @@ from mcp_min import (STATELESS_CAPABILITIES, CLIENT_CAPABILITIES_KEY, InMemoryTr
                      error_response, notification, request, response)
 from server_demo import make_server
 
-HERE = pathlib.Path(__file__).resolve().parent
+HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 PYTHON = sys.executable
 DEMO = [PYTHON, str(HERE / "server_demo.py")]
 TAP = [PYTHON, str(HERE / "mcp_min.py"), "tap"]

@@ -24,12 +24,12 @@ from mcp_min import (CLIENT_CAPABILITIES_KEY, INTERNAL_ERROR, INVALID_PARAMS, IN
                      MAX_MESSAGE_BYTES, PARSE_ERROR, PROTOCOL_VERSION_KEY, TOOL_NOT_ALLOWED, HttpTransport,
                      InMemoryTransport, MCPClient, MCPServer, RPCError, StdioTransport, notification, request)
 
-HERE = pathlib.Path(__file__).resolve().parent
+HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "hardening", "version": "1"}}
 ERAS = {"legacy": "handshake", "auto": "stateless"}  # connect(mode) -> the era it must reach
 STATELESS_META = {PROTOCOL_VERSION_KEY: "2026-07-28", CLIENT_CAPABILITIES_KEY: {}}
 SCRIPT = """import pathlib, sys
-sys.path.insert(0, {root!r})
+sys.path[:0] = [{root!r}, {root!r} + "/maintainers"]
 import mcp_min
 import test_hardening
 marks = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else None

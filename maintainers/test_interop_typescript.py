@@ -3,7 +3,7 @@
 Skipped unless `node` is on PATH and MCP_TS_SDK names a node_modules folder that holds the SDK. `.ci/run`
 installs it; by hand:
     npm install --prefix /tmp/ts @modelcontextprotocol/sdk@1.32.2
-    MCP_TS_SDK=/tmp/ts/node_modules python -m pytest test_interop_typescript.py
+    MCP_TS_SDK=/tmp/ts/node_modules python -m pytest maintainers/test_interop_typescript.py
 """
 
 import json
@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-HERE = pathlib.Path(__file__).resolve().parent
+HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 SDK = os.environ.get("MCP_TS_SDK", "")
 pytestmark = pytest.mark.skipif(
     not shutil.which("node") or not (pathlib.Path(SDK) / "@modelcontextprotocol" / "sdk").is_dir(),

@@ -20,7 +20,7 @@ from mcp_min import Context, InMemoryTransport, MCPClient, MCPServer
 from test_lessons import LESSONS, NOTEBOOKS, build, exercise_cells, notebook, stdout_of
 from test_transports import DEMO, TIMEOUT, http_endpoint
 
-HERE = pathlib.Path(__file__).resolve().parent
+HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 
 # Course 004, section 4: "This example launches it as a subprocess, as a host would, and exchanges raw JSON
 # lines with it." Verbatim.

@@ -1,10 +1,10 @@
 """How fast mcp_min is, beside its floors and the official SDK, all measured in one run on one machine.
 
-    python bench.py               # the tables, in about four minutes
-    python bench.py --quick       # the same rows in seconds: fewer and shorter rounds
-    python bench.py --markdown    # measure, then rewrite README.md's "How fast" section
-    python bench.py --check       # exit 1 if README.md's tables and the bench's rows differ (measures nothing)
-    python bench.py --parse       # parse() against json.loads on the messages that stress its depth guard
+    python maintainers/bench.py               # the tables, in about four minutes
+    python maintainers/bench.py --quick       # the same rows in seconds: fewer and shorter rounds
+    python maintainers/bench.py --markdown    # measure, then rewrite README.md's "How fast" section
+    python maintainers/bench.py --check       # exit 1 if README.md's tables and the bench's rows differ (measures nothing)
+    python maintainers/bench.py --parse       # parse() against json.loads on the messages that stress its depth guard
 
 A row's contenders (mcp_min, its floor, the SDK) take turns: each round runs every one of them once, the order
 rotated between rounds. A cell is the median of the rounds with their range beside it, and a ratio is taken
@@ -31,10 +31,11 @@ import tempfile
 import textwrap
 import time
 
-import mcp_min
-import server_demo
+HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
+sys.path.insert(0, str(HERE))
 
-HERE = pathlib.Path(__file__).resolve().parent
+import mcp_min  # noqa: E402
+import server_demo  # noqa: E402
 README = HERE / "README.md"
 INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
 ADD = {"name": "add", "arguments": {"x": 2, "y": 3}}
@@ -826,7 +827,7 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "floors (the least any server must spend on the same path, measured in the same run) and"
         + (f" the official SDK {sdk_version} doing the same work." if with_sdk else
            " (where it is installed) the official SDK doing the same work."),
-        f"One run of `python bench.py{' --markdown' * args.markdown}{' --quick' * args.quick}` ({machine}): after an "
+        f"One run of `python maintainers/bench.py{' --markdown' * args.markdown}{' --quick' * args.quick}` ({machine}): after an "
         f"untimed first round, each round runs every contender of a row once, in turn, the order rotated between "
         f"rounds; the bench and every server it starts share one CPU, so that a round trip costs its work and not "
         f"a wake-up on another CPU, which comes and goes with the scheduler. A cell is the median of "
@@ -834,7 +835,7 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "slowest and the fastest round. A ratio is taken round by round, then its median and range: these "
         "machines are shared and noisy, so the ratios are the result, not the rates. *mcp_min ÷ floor* and "
         "*mcp_min ÷ SDK* divide rates (above 1, mcp_min is the faster); at start-up, *warm ÷ floor* divides "
-        "times (above 1, the slower). `python bench.py --quick` gives the same rows in seconds; without the SDK "
+        "times (above 1, the slower). `python maintainers/bench.py --quick` gives the same rows in seconds; without the SDK "
         "installed, its columns and rows are left out.",
         "",
         "### Round trips: `tools/call add`",
@@ -884,7 +885,7 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "launch, as on a machine that sets it; *warm*: the cache written by an untimed launch first. The SDK's "
         "server is timed warm (pip compiles its packages when it installs them).",
         "",
-        "`python bench.py --parse` compares `parse()`, with its depth guard, against `json.loads` on the messages "
+        "`python maintainers/bench.py --parse` compares `parse()`, with its depth guard, against `json.loads` on the messages "
         "that stress the guard.",
     ]
     return "\n".join(line if line.startswith(("|", "#")) else prose(line) for line in lines)

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-HERE = pathlib.Path(__file__).resolve().parent
+HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 LESSONS = HERE / "lessons"
 NOTEBOOKS = sorted(LESSONS.glob("[0-9]*.ipynb"))
 SOLUTIONS = sorted((LESSONS / "solutions").glob("*.py"))
