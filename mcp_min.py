@@ -422,7 +422,7 @@ class MCPServer:
         except (Exception, SystemExit) as exc:  # sys.exit() in a tool must not end the server
             report(f"the tool {name} failed", exc)  # the server's author sees where, on stderr
             # The tool failed, the protocol did not: a result the model can read and react to.
-            return {"content": [text_content(f"ERROR: {exc or type(exc).__name__}")], "isError": True}
+            return {"content": [text_content(f"ERROR: {str(exc) or type(exc).__name__}")], "isError": True}
 
     def _list_resources(self, params, ctx):
         # resources/list {cursor?}

@@ -314,6 +314,50 @@ def test_a_raising_tool_leaves_the_session_usable():
         "content": [{"type": "text", "text": "3"}]}
 
 
+def test_a_tool_that_calls_sys_exit_gets_an_is_error_result_and_the_server_lives():
+    # SystemExit is not an Exception: caught all the same, since a tool must never end the server.
+    server = ready_server()
+
+    def leave() -> str:
+        """Exit the process (a student's mistake)."""
+        sys.exit(3)
+    server.add_tool("leave", leave)
+    server.allowed_tools.add("leave")
+    assert server.handle(request(3, "tools/call", {"name": "leave"}))["result"] == {
+        "content": [{"type": "text", "text": "ERROR: 3"}], "isError": True}
+    assert server.handle(request(4, "ping")) == response(4, {})
+
+
+def test_an_exception_without_a_message_still_names_what_it_was():
+    # ValueError() says nothing: the isError text names its type rather than being empty.
+    server = ready_server()
+
+    def shrug() -> str:
+        """Fail without a word."""
+        raise ValueError()
+    server.add_tool("shrug", shrug)
+    server.allowed_tools.add("shrug")
+    assert server.handle(request(3, "tools/call", {"name": "shrug"}))["result"]["content"] == [
+        {"type": "text", "text": "ERROR: ValueError"}]
+
+
+def test_progress_that_goes_backwards_is_the_tools_error():
+    # notifications/progress must increase (spec 2025-11-25, basic/utilities/progress): 2 after 3 is refused.
+    server = ready_server()
+
+    def regress(ctx: Context) -> str:
+        """Report progress 3, then 2."""
+        ctx.progress(3)
+        ctx.progress(2)
+        return "done"
+    server.add_tool("regress", regress)
+    server.allowed_tools.add("regress")
+    reply = server.handle(request(3, "tools/call", {"name": "regress", "_meta": {"progressToken": "t"}}))
+    assert reply["result"] == {"content": [{"type": "text", "text": "ERROR: progress must increase: 2 after 3"}],
+                               "isError": True}
+    assert server.drain_outbox() == [notification("notifications/progress", {"progressToken": "t", "progress": 3})]
+
+
 def test_a_bug_in_a_method_handler_becomes_internal_error_without_traceback():
     # Not a tool: a handler itself raising becomes -32603, and the session goes on.
     server = ready_server()
@@ -324,11 +368,18 @@ def test_a_bug_in_a_method_handler_becomes_internal_error_without_traceback():
     assert server.handle(request(4, "ping")) == response(4, {})
 
 
-def test_a_notification_that_breaks_a_handler_still_gets_no_reply():
-    # Even an exception while handling a notification is never answered.
+def test_a_notification_whose_handling_breaks_still_gets_no_reply():
+    # Even an exception while a notification is handled is never answered, and the session goes on.
     server = ready_server()
-    server._handlers["ping"] = lambda params, ctx: 1 / 0
-    assert server.handle(notification("ping")) is None
+    broken = []
+
+    def cancel_badly(request_id):
+        broken.append(request_id)
+        raise RuntimeError("a bug in the cancellation path")
+    server._cancel = cancel_badly
+    assert server.handle(notification("notifications/cancelled", {"requestId": 7})) is None
+    assert broken == [7]  # the breaking code did run
+    assert server.handle(request(8, "ping")) == response(8, {})
 
 
 def test_initialized_flips_the_gate_only_after_initialize():

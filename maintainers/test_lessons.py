@@ -51,9 +51,12 @@ def exercise_cells(nb: dict) -> list:
     return [c["metadata"]["exercise"] for c in nb["cells"] if "exercise" in c.get("metadata", {})]
 
 
-def test_there_are_lessons():
-    # The glob must find the notebooks, or every other test here passes vacuously.
-    assert len(NOTEBOOKS) >= 4
+def test_every_lesson_is_here_and_each_is_in_the_readme_tables():
+    # The eleven lessons, no fewer (the glob would let the other tests pass with half of them missing).
+    names = [path.name for path in NOTEBOOKS]
+    assert [name[:3] for name in names] == [f"{n:02}_" for n in range(1, 12)]
+    for readme in (HERE / "README.md", LESSONS / "README.md"):
+        assert re.findall(r"\[(\d\d_\w+\.ipynb)\]", readme.read_text(encoding="utf-8")) == names
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
