@@ -443,3 +443,14 @@ def test_many_concurrent_http_clients_on_one_session_lose_nothing():
         assert errors == []
         assert results == {id: response(id, text_result(str(id + 1))) for id in results} and len(results) == 200
         first.close()
+
+
+def test_a_transport_with_no_client_behind_it_answers_a_question_with_minus_32601():
+    # A bare transport (no MCPClient set its on_request) has nobody to ask: it says so, and the tool hears it.
+    server = test_mcp_min.confirming_server()
+    transport = mcp_min.InMemoryTransport(server)
+    transport.send(request(1, "initialize", INIT))  # declares elicitation, as a client that then cannot answer
+    transport.send(notification("notifications/initialized"))
+    reply = transport.send(request(2, "tools/call", {"name": "delete_db"}))
+    [text] = [block["text"] for block in reply["result"]["content"]]
+    assert reply["result"]["isError"] is True and "-32601" in text and "this client answers no elicitation/create" in text

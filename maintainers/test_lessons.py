@@ -117,10 +117,20 @@ def test_each_exercise_has_a_check_and_a_solution_and_starts_unsolved(path):
         assert re.fullmatch(path.name[:2] + r"-[12]", exercise)
         index = next(i for i, c in enumerate(cells) if c["metadata"].get("exercise") == exercise)
         assert "exercise" in cells[index]["metadata"].get("tags", [])
-        assert f"exercise {exercise}:" in build.source_of(cells[index + 1])
+        assert build.source_of(cells[index + 1]) == f'from lessons.checks import check\ncheck("{exercise}", globals())'
         assert (LESSONS / "solutions" / f"{exercise}.py").exists()
         assert f"exercise {exercise}: not solved yet (" in printed
         assert f"exercise {exercise}: solved" not in printed
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_each_exercise_comes_with_a_hint(path):
+    # One style in every lesson: a bold "Exercise NN-N: title." paragraph that ends in a hint.
+    exercises = exercise_cells(notebook(path))
+    prose = [build.source_of(c) for c in notebook(path)["cells"] if c["cell_type"] == "markdown"]
+    for exercise in exercises:
+        [text] = [p for p in prose if p.startswith(f"**Exercise {exercise}: ")]
+        assert "Hint:" in text, exercise
 
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.name)
