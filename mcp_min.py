@@ -41,6 +41,7 @@ Glossary (one word per concept; the module, demos, tests and lessons use no syno
   answer        the result a client gives to a question
   round         one input_required result and the retry that answers it (2026-07-28)
   stream        a channel that stays open for many messages: an HTTP event stream, a listen stream
+  wire          the text that crosses between client and server (course 000: json.loads(wire))
   transport     what carries messages between a client and a server: memory, stdio or HTTP
 
 Example:
@@ -286,18 +287,18 @@ class MCPServer:
         self._list_changed("prompts", notify)
         return render
 
-    def _refuse_twice(self, kind: str, name: str, offered: dict, replace: bool):
-        """Refuse a second kind under one name: silently replacing the first would hide a mistake."""
+    def _refuse_twice(self, what: str, name: str, offered: dict, replace: bool):
+        """Refuse a second tool (prompt, resource) under one name: silently replacing the first would hide a mistake."""
         if name in offered and not replace:
-            raise ValueError(f"a {kind} named {name!r} is offered already; pass replace=True to replace it")
+            raise ValueError(f"a {what} named {name!r} is offered already; pass replace=True to replace it")
 
-    def _list_changed(self, kind: str, notify: bool):
-        """Queue notifications/<kind>/list_changed: a bare cache invalidation, no payload (course 000)."""
+    def _list_changed(self, listed: str, notify: bool):
+        """Queue notifications/<listed>/list_changed: a bare cache invalidation, no payload (course 000)."""
         if not notify:
             return
         if self._initialized:
-            self.queue(notification(f"notifications/{kind}/list_changed"))
-        self._tell_listeners(lambda asked: asked.get(f"{kind}ListChanged"), f"notifications/{kind}/list_changed", {})
+            self.queue(notification(f"notifications/{listed}/list_changed"))
+        self._tell_listeners(lambda asked: asked.get(f"{listed}ListChanged"), f"notifications/{listed}/list_changed", {})
 
     def queue(self, message: dict):
         """Put a message for the client in the outbox; a transport that set on_queue delivers it at once."""
@@ -426,22 +427,22 @@ class MCPServer:
 
     def _list_resources(self, params, ctx):
         # resources/list {cursor?}
-        return self._page("resources", [entry["spec"] for entry in self.resources.values()], params)
+        return self._page("resources", [resource["spec"] for resource in self.resources.values()], params)
 
     def _read_resource(self, params, ctx):
         # resources/read {uri}: a static resource, else the first template that matches
         uri = param(params, "uri", str)
-        entry, variables = self._find_resource(uri)
-        if entry is None:
+        resource, variables = self._find_resource(uri)
+        if resource is None:
             raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
         ctx.answers = self._answers("resources/read", uri, {}, params)
         try:
-            content = call(entry["read"], **variables, **ctx.as_argument(entry["context"]))
+            content = call(resource["read"], **variables, **ctx.as_argument(resource["context"]))
         except KeyError:  # the template's function does not know this name
             raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
         except InputRequired as ask:
             return self._input_required(ask, "resources/read", uri, {}, ctx.answers)
-        return {"contents": [resource_contents(uri, content, entry["spec"]["mimeType"])]}
+        return {"contents": [resource_contents(uri, content, resource["spec"]["mimeType"])]}
 
     def _find_resource(self, uri: str) -> tuple:
         """The resource at uri, or the first template it matches with its variables; (None, {}) if none."""
@@ -506,11 +507,11 @@ def negotiate_version(requested: str) -> str:
     older = [v for v in HANDSHAKE_VERSIONS if v < requested]  # dates as strings sort in time order
     return older[0] if older else HANDSHAKE_VERSIONS[0]
 
-def param(params: dict, key: str, kind: type, default=None):
-    """params[key] (or default, if given, when the key is absent) if it is of kind; else INVALID_PARAMS naming the key."""
+def param(params: dict, key: str, python_type: type, default=None):
+    """params[key] (or default, if given, when the key is absent) if of python_type; else INVALID_PARAMS naming the key."""
     value = params.get(key, default)
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise RPCError(INVALID_PARAMS, f"params.{key} must be {JSON_TYPES[kind]}")
+    if not isinstance(value, python_type) or (isinstance(value, bool) and python_type is not bool):
+        raise RPCError(INVALID_PARAMS, f"params.{key} must be {JSON_TYPES[python_type]}")
     return value
 
 def check_arguments(schema: dict, arguments: dict):
@@ -527,13 +528,13 @@ def check_arguments(schema: dict, arguments: dict):
         if "enum" in rule and value not in rule["enum"]:
             raise RPCError(INVALID_PARAMS, f"argument '{name}' must be one of {rule['enum']}")
 
-def is_json_type(value, kind: str | list) -> bool:
-    """Whether value has the JSON Schema type kind (or one of a list of them); true and false are not integers."""
-    if isinstance(kind, list):
-        return any(is_json_type(value, one) for one in kind)
+def is_json_type(value, schema_type: str | list) -> bool:
+    """Whether value has the JSON Schema type schema_type (or one of a list of them); true and false are not integers."""
+    if isinstance(schema_type, list):
+        return any(is_json_type(value, one) for one in schema_type)
     if isinstance(value, bool):
-        return kind == "boolean"
-    return isinstance(value, PYTHON_TYPES.get(kind, object))
+        return schema_type == "boolean"
+    return isinstance(value, PYTHON_TYPES.get(schema_type, object))
 
 def text_content(text: str) -> dict:
     """A text block, the content most tools return."""
@@ -667,8 +668,8 @@ def page_cursor(key: str, offset: int) -> str:
 def cursor_offset(cursor, key: str) -> int:
     """Where the page a cursor names starts; INVALID_PARAMS for a cursor this server did not issue for key."""
     try:
-        kind, _, offset = base64.urlsafe_b64decode(cursor).decode("ascii").partition(":")
-        if kind == key and offset.isdecimal() and offset.isascii():
+        listed, _, offset = base64.urlsafe_b64decode(cursor).decode("ascii").partition(":")
+        if listed == key and offset.isdecimal() and offset.isascii():
             return int(offset)
     except (TypeError, ValueError):  # binascii.Error and UnicodeDecodeError are ValueErrors
         pass
@@ -677,7 +678,7 @@ def cursor_offset(cursor, key: str) -> int:
 @serves("resources/templates/list")
 def _list_templates(self, params, ctx):
     # resources/templates/list {cursor?}
-    return self._page("resourceTemplates", [entry["spec"] for entry in self.templates.values()], params)
+    return self._page("resourceTemplates", [template["spec"] for template in self.templates.values()], params)
 
 @serves("logging/setLevel")
 def _set_level(self, params, ctx):
@@ -712,11 +713,11 @@ def _complete(self, params, ctx):
     # completion/complete {ref: {type, name | uri}, argument: {name, value}}
     ref, argument = param(params, "ref", dict), param(params, "argument", dict)
     catalog = self.prompts if ref.get("type") == "ref/prompt" else self.templates
-    entry = catalog.get(str(ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")))
-    if entry is None or not isinstance(argument.get("name"), str):
+    offered = catalog.get(str(ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")))
+    if offered is None or not isinstance(argument.get("name"), str):
         raise RPCError(INVALID_PARAMS, f"nothing to complete for {ref} and {argument}")
     typed = str(argument.get("value", ""))
-    values = [c for c in entry["choices"].get(argument["name"], []) if c.startswith(typed)]
+    values = [choice for choice in offered["choices"].get(argument["name"], []) if choice.startswith(typed)]
     return {"completion": {"values": values[:100], "total": len(values), "hasMore": len(values) > 100}}
 
 
@@ -845,17 +846,17 @@ class MCPClient:
 
     def _pump_notifications(self) -> list:
         """Drain what the server pushed, and re-list on each list_changed (course 000); what was drained."""
-        notes = self.transport.drain()
-        if not notes:
-            return notes  # the usual case after a call, kept cheap
+        notifications = self.transport.drain()
+        if not notifications:
+            return notifications  # the usual case after a call, kept cheap
         refreshes = {  # list_changed is an invalidation, not a diff: fetch the list again
             "notifications/tools/list_changed": lambda: self.list_tools(refresh=True),
             "notifications/resources/list_changed": self.list_resources,
             "notifications/prompts/list_changed": self.list_prompts}
-        changed = [note["method"] for note in notes if note["method"] in refreshes]
+        changed = [message["method"] for message in notifications if message["method"] in refreshes]
         for method in dict.fromkeys(changed):  # each list once, however many times it changed meanwhile
             refreshes[method]()
-        return notes
+        return notifications
 
     def close(self):
         """Close the transport."""
@@ -916,9 +917,9 @@ class Transport:
     def drain(self) -> list:
         """The notifications received so far, handed over once."""
         with self._received:
-            notes = list(self.notifications)
+            notifications = list(self.notifications)
             self.notifications.clear()
-        return notes
+        return notifications
 
 
 class InMemoryTransport(Transport):
@@ -1112,9 +1113,12 @@ def discover(self) -> dict:
 
 @extend(MCPClient)
 def connect(self, mode: str = "auto") -> dict:
-    """Choose the era: "auto" probes with server/discover and falls back to the handshake; "legacy" does not probe."""
-    if mode not in ("auto", "legacy"):
-        raise ValueError(f"mode is 'auto' or 'legacy', not {mode!r}")
+    """Choose the era: "auto" probes with server/discover and falls back to the handshake; "handshake" does not probe.
+
+    (The official SDK calls the second mode "legacy".)
+    """
+    if mode not in ("auto", "handshake"):
+        raise ValueError(f"mode is 'auto' or 'handshake', not {mode!r}")
     if mode == "auto":
         whole = getattr(self.transport, "timeout", None)  # a silent server costs one timeout in all, not two
         try:
@@ -1380,11 +1384,11 @@ def answer(self, questions: dict) -> dict:
     return answers
 
 @extend(MCPClient)
-def hear(self, note: dict):
+def hear(self, message: dict):
     """A notification as it arrives: progress and log lines go to their callbacks at once."""
-    callback = {"notifications/message": self.on_log, "notifications/progress": self.on_progress}.get(note["method"])
+    callback = {"notifications/message": self.on_log, "notifications/progress": self.on_progress}.get(message["method"])
     if callback:
-        callback(note.get("params", {}))
+        callback(message.get("params", {}))
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 8. Both directions ----
@@ -1524,11 +1528,11 @@ def stop_listening(self):
 def acknowledgement(self, listen_id) -> dict | None:
     """Take the acknowledgement of the listen stream listen_id out of the notifications received, if there."""
     with self._received:
-        for note in self.notifications:
-            meta = (note.get("params") or {}).get("_meta") or {}
-            if note["method"] == "notifications/subscriptions/acknowledged" and meta.get(SUBSCRIPTION_ID_KEY) == listen_id:
-                self.notifications.remove(note)
-                return note
+        for message in self.notifications:
+            meta = (message.get("params") or {}).get("_meta") or {}
+            if message["method"] == "notifications/subscriptions/acknowledged" and meta.get(SUBSCRIPTION_ID_KEY) == listen_id:
+                self.notifications.remove(message)
+                return message
     return None
 
 @extend(InMemoryTransport)
@@ -1621,7 +1625,7 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
     server's question) at once; a worker thread runs each request in WORKER_METHODS; a lock lets one
     thread at a time write a line, so lines never interleave.
     """
-    wire = stdout or claim_stdout()
+    out = stdout or claim_stdout()
     stdin = stdin or sys.stdin.buffer
     lock = threading.Lock()
     gone = threading.Event()  # the client closed our stdout: nobody can read a response any more
@@ -1630,11 +1634,11 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
         with lock:
             try:
                 for message in messages:
-                    wire.write(encode(message).encode() + b"\n")
-                wire.flush()
+                    out.write(encode(message).encode() + b"\n")
+                out.flush()
             except BrokenPipeError:
                 gone.set()
-                os.dup2(os.open(os.devnull, os.O_WRONLY), wire.fileno())  # what is still buffered goes nowhere, quietly
+                os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())  # what is still buffered goes nowhere, quietly
 
     def serve(message):
         reply = server.handle(message)
@@ -1682,10 +1686,10 @@ def read_lines(stdin, write):
 def claim_stdout():
     """Keep the real stdout for the wire, and send fd 1 and sys.stdout to stderr for everything else."""
     sys.stdout.flush()
-    wire = os.fdopen(os.dup(1), "wb")
+    out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # a tool's print(), or a child process it starts, now lands on stderr
     sys.stdout = sys.stderr
-    return wire
+    return out
 
 class StdioTransport(Transport):
     """A server as a child process: requests to its stdin, responses read from its stdout.
@@ -2075,11 +2079,11 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
                     if same_id(item.get("id"), message["id"]) and "method" not in item:
                         return self.write_chunk(b"")  # the listen stream's own response ends it
                     continue
-                reply, notes = outcome["reply"], server.drain_outbox()  # the session's list_changed, if any
+                reply, queued = outcome["reply"], server.drain_outbox()  # the session's list_changed, if any
                 if not streaming:
-                    return self.respond(202 if reply is None else status(reply), reply, notes=notes)
-                for note in notes + ([reply] if reply else []):
-                    self.write_event(note)
+                    return self.respond(202 if reply is None else status(reply), reply, queued=queued)
+                for message in queued + ([reply] if reply else []):
+                    self.write_event(message)
                 return self.write_chunk(b"")
 
         def client_gone(self) -> bool:
@@ -2111,13 +2115,13 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             """The session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
             sid = self.headers.get("Mcp-Session-Id")
             with sessions_lock:
-                entry = sessions.pop(sid, None) if end else sessions.get(sid)
-                if entry:
-                    entry[1] = time.monotonic()
-            if entry is None:
+                session = sessions.pop(sid, None) if end else sessions.get(sid)
+                if session:
+                    session[1] = time.monotonic()
+            if session is None:
                 status, reason = (400, "missing Mcp-Session-Id") if sid is None else (404, "unknown or ended session")
                 self.respond(status, error_response(None, INVALID_REQUEST, reason))
-            return entry and entry[0]
+            return session and session[0]
 
         def room_for_a_session(self) -> bool:
             """Forget the sessions idle longer than SESSION_IDLE_S; whether another may open (MAX_SESSIONS)."""
@@ -2151,14 +2155,14 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
                 pass  # the client closed, or took too long: either way the response is out
             return False
 
-        def respond(self, status: int, reply, headers=None, notes=()):
+        def respond(self, status: int, reply, headers=None, queued=()):
             """Send the response whole, in one write: JSON, or an event stream when notifications go first."""
-            body, kind = (encode(reply).encode() if reply else b""), "application/json"
-            if notes and "text/event-stream" in self.headers.get("Accept", ""):
-                body = "".join(f"event: message\ndata: {encode(m)}\n\n" for m in [*notes, reply]).encode()
-                kind = "text/event-stream"
+            body, content_type = (encode(reply).encode() if reply else b""), "application/json"
+            if queued and "text/event-stream" in self.headers.get("Accept", ""):
+                body = "".join(f"event: message\ndata: {encode(m)}\n\n" for m in [*queued, reply]).encode()
+                content_type = "text/event-stream"
             self.send_response(status)
-            for name, value in {**(headers or {}), "Content-Type": kind, "Content-Length": str(len(body))}.items():
+            for name, value in {**(headers or {}), "Content-Type": content_type, "Content-Length": str(len(body))}.items():
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.write(body)

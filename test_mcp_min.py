@@ -782,7 +782,7 @@ def test_the_client_follows_next_cursor_to_the_end():
     # list_tools and friends return every item, page after page, in both eras.
     for era in ("handshake", "stateless"):
         client = MCPClient(InMemoryTransport(paged_server()))
-        client.connect(mode="legacy" if era == "handshake" else "auto")
+        client.connect(mode="handshake" if era == "handshake" else "auto")
         assert [tool["name"] for tool in client.list_tools()] == ["t0", "t1", "t2", "t3", "t4"]
         assert len(client.list_prompts()) == len(client.list_resources()) == len(client.list_resource_templates()) == 5
 

@@ -26,7 +26,7 @@ from mcp_min import (CLIENT_CAPABILITIES_KEY, INTERNAL_ERROR, INVALID_PARAMS, IN
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "hardening", "version": "1"}}
-ERAS = {"legacy": "handshake", "auto": "stateless"}  # connect(mode) -> the era it must reach
+ERAS = {"handshake": "handshake", "auto": "stateless"}  # connect(mode) -> the era it must reach
 STATELESS_META = {PROTOCOL_VERSION_KEY: "2026-07-28", CLIENT_CAPABILITIES_KEY: {}}
 SCRIPT = """import pathlib, sys
 sys.path[:0] = [{root!r}, {root!r} + "/maintainers"]
@@ -413,7 +413,7 @@ def test_eight_parallel_http_clients_each_get_their_own_answers(mode):
     for k, (session, sums) in enumerate(outcomes):
         assert sums == [str(k * 1000 + i) for i in range(calls)]
     sessions = [session for session, _ in outcomes]
-    if mode == "legacy":
+    if mode == "handshake":
         assert len(set(sessions)) == clients  # each client its own session
     else:
         assert sessions == [None] * clients  # 2026-07-28 has no sessions

@@ -347,9 +347,9 @@ def test_official_client_reads_a_non_ascii_uri_over_http_with_a_base64_mcp_name(
 
 # ---- 3. mcp_min's client drives a server written with the SDK ----
 
-@pytest.mark.parametrize("mode, era, version", [("auto", "stateless", MODERN), ("legacy", "handshake", "2025-11-25")])
+@pytest.mark.parametrize("mode, era, version", [("auto", "stateless", MODERN), ("handshake", "handshake", "2025-11-25")])
 def test_mcp_min_client_calls_sdk_server_over_stdio_in_each_mode(mode, era, version, tmp_path):
-    # mcp_min's client connects to an SDK MCPServer (auto: stateless via discover; legacy: handshake) and uses it all.
+    # mcp_min's client connects to an SDK MCPServer (auto: stateless via discover; handshake: no probe) and uses it all.
     script = tmp_path / "sdk_server.py"
     script.write_text(SDK_SERVER, encoding="utf-8")
     with open(tmp_path / "sdk_server.stderr", "wb") as stderr:  # the SDK logs a traceback for explode
@@ -392,7 +392,7 @@ def test_mcp_min_client_calls_sdk_server_over_stdio_in_each_mode(mode, era, vers
         assert [r for r in results if "resultType" in r] == []
 
 
-@pytest.mark.parametrize("mode, era, version", [("auto", "stateless", MODERN), ("legacy", "handshake", "2025-11-25")])
+@pytest.mark.parametrize("mode, era, version", [("auto", "stateless", MODERN), ("handshake", "handshake", "2025-11-25")])
 def test_mcp_min_client_calls_sdk_server_over_http_in_each_mode(mode, era, version, sdk_http_url):
     # mcp_min's HttpTransport talks to the SDK's Streamable HTTP server (JSON or event-stream answers) in both eras.
     client = mcp_min.MCPClient(mcp_min.HttpTransport(sdk_http_url, timeout=10))
