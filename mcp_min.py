@@ -986,7 +986,8 @@ def json_schema(hint) -> dict:
     if origin is typing.Literal:
         return {"type": JSON_TYPES[type(args[0])], "enum": list(args)}
     if origin in (typing.Union, types.UnionType) and type(None) in args:
-        inner = json_schema(next(a for a in args if a is not type(None)))
+        hints_of_value = [arg for arg in args if arg is not type(None)]  # Optional[X] is Union[X, None]
+        inner = json_schema(hints_of_value[0])
         return {**inner, "type": [inner["type"], "null"]}  # Optional[X]: X or null
     if origin is list and args:
         return {"type": "array", "items": json_schema(args[0])}
@@ -1957,12 +1958,13 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             if "Transfer-Encoding" in self.headers or len(lengths) > 1:
                 # Two ways to frame one body could be read two ways: a smuggled request (RFC 9112, section 6.3).
                 return self.refuse(400, "a body is framed by exactly one Content-Length, and no Transfer-Encoding")
-            if not re.fullmatch(r"[0-9]{1,10}", lengths[0] if lengths else ""):
+            length = lengths[0] if lengths else ""
+            if not re.fullmatch(r"[0-9]{1,10}", length):
                 return self.refuse(411, "Content-Length is required, in decimal digits")
-            if int(lengths[0]) > MAX_MESSAGE_BYTES:
+            if int(length) > MAX_MESSAGE_BYTES:
                 return self.refuse(413, f"the body must be {MAX_MESSAGE_BYTES} bytes at most")
-            body = self.rfile.read(int(lengths[0]))
-            if len(body) < int(lengths[0]):
+            body = self.rfile.read(int(length))
+            if len(body) < int(length):
                 self.close_connection = True
                 return  # the body never came whole: the client went away, or the watchdog cut it off
             arriving.pop(self.connection, None)  # arrived: serving it may take as long as its tool needs
