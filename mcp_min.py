@@ -93,12 +93,14 @@ NOT_INITIALIZED = INVALID_REQUEST  # spec: no code; requests before `initialized
 ERROR_CODES = (PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR,
                HEADER_MISMATCH, MISSING_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION)
 
+
 class RPCError(Exception):
     """A deliberate protocol error; MCPServer.handle turns it into an error response with its code."""
 
     def __init__(self, code: int, message: str, data=None):
         super().__init__(message)
         self.code, self.message, self.data = code, message, data
+
 
 def request(id: int | str, method: str, params: dict | None = None) -> dict:
     """A request: it demands exactly one response carrying the same id."""
@@ -107,6 +109,7 @@ def request(id: int | str, method: str, params: dict | None = None) -> dict:
         message["params"] = params
     return message
 
+
 def notification(method: str, params: dict | None = None) -> dict:
     """A notification: the "id" key is absent (never "id": None), so nobody replies."""
     message = {"jsonrpc": JSONRPC, "method": method}
@@ -114,9 +117,11 @@ def notification(method: str, params: dict | None = None) -> dict:
         message["params"] = params
     return message
 
+
 def response(id: int | str, result: dict) -> dict:
     """A successful response: the request's id and its result."""
     return {"jsonrpc": JSONRPC, "id": id, "result": result}
+
 
 def error_response(id: int | str | None, code: int, message: str, data=None) -> dict:
     """A failed response: the request's id (null when it could not be read) and an error."""
@@ -125,13 +130,16 @@ def error_response(id: int | str | None, code: int, message: str, data=None) -> 
         error["data"] = data
     return {"jsonrpc": JSONRPC, "id": id, "error": error}
 
+
 def is_notification(message: dict) -> bool:
     """The one predicate of course 000: a message without an "id" key is a notification."""
     return "id" not in message
 
+
 def valid_id(id) -> bool:
     """A request id is a string or an integer; null, floats and booleans are not ids."""
     return isinstance(id, str) or (isinstance(id, int) and not isinstance(id, bool))
+
 
 def same_id(a, b) -> bool:
     """Whether two ids are the same id: 1 is not "1", nor true, nor 1.0."""
@@ -147,6 +155,7 @@ def reject_constant(name: str):
 
 DECODER = json.JSONDecoder(parse_constant=reject_constant)  # made once: json.loads(text, **options) makes one a call
 ENCODER = json.JSONEncoder(allow_nan=False)
+
 
 def encode(message: dict) -> str:
     """One message as JSON on one line; one that JSON cannot carry, or too large, becomes INTERNAL_ERROR."""
@@ -170,6 +179,7 @@ PYTHON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean"
                 "object": dict, "null": type(None)}
 
 HANDSHAKE_VERSIONS = ["2025-11-25", "2025-06-18"]  # newest first: the versions initialize may agree on
+
 
 def negotiate_version(requested: str) -> str:
     """Echo a version this server speaks; else the newest one not newer than asked; else the newest."""
@@ -500,19 +510,13 @@ def serves(method: str):
     return add
 
 
-def negotiate_version(requested: str) -> str:
-    """Echo a version this server speaks; else the newest one not newer than asked; else the newest."""
-    if requested in HANDSHAKE_VERSIONS:
-        return requested
-    older = [v for v in HANDSHAKE_VERSIONS if v < requested]  # dates as strings sort in time order
-    return older[0] if older else HANDSHAKE_VERSIONS[0]
-
 def param(params: dict, key: str, python_type: type, default=None):
     """params[key] (or default, if given, when the key is absent) if of python_type; else INVALID_PARAMS naming the key."""
     value = params.get(key, default)
     if not isinstance(value, python_type) or (isinstance(value, bool) and python_type is not bool):
         raise RPCError(INVALID_PARAMS, f"params.{key} must be {JSON_TYPES[python_type]}")
     return value
+
 
 def check_arguments(schema: dict, arguments: dict):
     """Raise INVALID_PARAMS, naming the argument, if one is missing or of the wrong JSON type or value."""
@@ -528,6 +532,7 @@ def check_arguments(schema: dict, arguments: dict):
         if "enum" in rule and value not in rule["enum"]:
             raise RPCError(INVALID_PARAMS, f"argument '{name}' must be one of {rule['enum']}")
 
+
 def is_json_type(value, schema_type: str | list) -> bool:
     """Whether value has the JSON Schema type schema_type (or one of a list of them); true and false are not integers."""
     if isinstance(schema_type, list):
@@ -536,9 +541,11 @@ def is_json_type(value, schema_type: str | list) -> bool:
         return schema_type == "boolean"
     return isinstance(value, PYTHON_TYPES.get(schema_type, object))
 
+
 def text_content(text: str) -> dict:
     """A text block, the content most tools return."""
     return {"type": "text", "text": text}
+
 
 def tool_result(value) -> dict:
     """Turn what a tool returned into a tools/call result.
@@ -559,17 +566,20 @@ def tool_result(value) -> dict:
         result["structuredContent"] = value  # spec 2025-11-25, server/tools: structuredContent is an object
     return result
 
+
 def is_content_block(value) -> bool:
     """Whether value is a content block: a known "type" and every field that type needs."""
     if not isinstance(value, dict) or value.get("type") not in CONTENT_BLOCKS:
         return False
     return all(field in value for field in CONTENT_BLOCKS[value["type"]])
 
+
 def resource_contents(uri: str, content: str | bytes, mime_type: str) -> dict:
     """One entry of a resources/read result: text as it is, bytes as a base64 blob, anything else as JSON."""
     if isinstance(content, bytes):
         return {"uri": uri, "mimeType": mime_type, "blob": base64.b64encode(content).decode("ascii")}
     return {"uri": uri, "mimeType": mime_type, "text": content if isinstance(content, str) else json.dumps(content)}
+
 
 def prompt_messages(rendered) -> list:
     """A prompt's messages: a string is one user message; a list may mix strings and {role, content} messages.
@@ -579,152 +589,16 @@ def prompt_messages(rendered) -> list:
     items = rendered if isinstance(rendered, list) else [rendered]
     return [{"role": "user", "content": text_content(item)} if isinstance(item, str) else item for item in items]
 
+
 def first_line(doc: str | None) -> str:
     """The first line of a docstring: a tool's or a prompt's description."""
     return (doc or "").strip().split("\n")[0]
-
-def call(fn, **arguments):
-    """fn(**arguments); a coroutine function (async def, as course 002 writes tools) is run to its end here."""
-    value = fn(**arguments)
-    if not inspect.iscoroutine(value):
-        return value
-    import asyncio
-    try:
-        asyncio.get_running_loop()  # a notebook's thread has a loop running already: run it beside
-    except RuntimeError:
-        return asyncio.run(value)
-    outcome = {}
-    runner = threading.Thread(target=lambda: outcome.update(value=asyncio.run(value)))
-    runner.start()
-    runner.join()
-    if "value" not in outcome:
-        raise RuntimeError(f"{fn.__name__} failed: see stderr")
-    return outcome["value"]
-
-def report(what: str, exc: BaseException):
-    """Write on stderr where a tool failed: the frames of its own code (file names only), then the exception.
-
-    Never on stdout. Frames of this module and of the standard library are left out: they are not the
-    tool author's to fix, and their line numbers change with the Python version.
-    """
-    import traceback
-    stdlib = os.path.dirname(os.__file__)
-    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
-              if os.path.abspath(frame.filename) != os.path.abspath(__file__) and not frame.filename.startswith(stdlib)]
-    lines = [f"mcp_min: {what}:"] + [f'  File "{os.path.basename(frame.filename)}", line {frame.lineno}, in {frame.name}'
-                                     + (f"\n    {frame.line}" if frame.line else "") for frame in frames]
-    print("\n".join(lines + [f"{type(exc).__name__}: {exc}"]), file=sys.stderr, flush=True)
-
-def template_pattern(uri_template: str) -> re.Pattern:
-    """A regular expression for a URI template (RFC 6570): {name} matches one path segment, {+name} may span several."""
-    pattern = ""
-    for text, plus, name in re.findall(r"([^{]*)(?:\{(\+?)(\w+)\})?", uri_template):
-        pattern += re.escape(text)
-        if name:
-            pattern += f"(?P<{name}>.+)" if plus else f"(?P<{name}>[^/]+)"
-    return re.compile(pattern)
-
-def template_variables(pattern: re.Pattern, uri: str, spanning: set) -> dict | None:
-    """The decoded variables of uri if it matches the template's pattern and each is safe to hand over; else None.
-
-    Decoding comes after matching, so %2F inside {name} would become a "/" the pattern never saw: such a
-    value, a ".." step or a control character never reaches the function (lesson 5). Only {+name} may
-    carry "/".
-    """
-    import urllib.parse
-    match = pattern.fullmatch(uri)
-    if match is None:
-        return None
-    variables = {}
-    for name, raw in match.groupdict().items():
-        try:
-            value = urllib.parse.unquote(raw, errors="strict")
-        except UnicodeDecodeError:
-            return None  # %ff and the like: not text
-        if "/" in value and name not in spanning:
-            return None
-        if ".." in value.split("/") or any(ord(char) < 32 or char == "\x7f" for char in value):
-            return None
-        variables[name] = value
-    return variables
-
-@extend(MCPServer)
-def _page(self, key: str, items: list, params: dict) -> dict:
-    """One page of a */list result: from the cursor on, with nextCursor while more remain."""
-    start = 0
-    if "cursor" in params:
-        start = cursor_offset(params["cursor"], key)
-    if not 0 <= start < max(len(items), 1):
-        raise RPCError(INVALID_PARAMS, f"unknown cursor: {params['cursor']!r}")
-    result = {key: items[start:start + self.page_size]}
-    if start + self.page_size < len(items):
-        result["nextCursor"] = page_cursor(key, start + self.page_size)
-    return result
-
-def page_cursor(key: str, offset: int) -> str:
-    """An opaque cursor for the page of a */list result that starts at offset."""
-    return base64.urlsafe_b64encode(f"{key}:{offset}".encode()).decode("ascii")
-
-def cursor_offset(cursor, key: str) -> int:
-    """Where the page a cursor names starts; INVALID_PARAMS for a cursor this server did not issue for key."""
-    try:
-        listed, _, offset = base64.urlsafe_b64decode(cursor).decode("ascii").partition(":")
-        if listed == key and offset.isdecimal() and offset.isascii():
-            return int(offset)
-    except (TypeError, ValueError):  # binascii.Error and UnicodeDecodeError are ValueErrors
-        pass
-    raise RPCError(INVALID_PARAMS, f"unknown cursor: {cursor!r}")
-
-@serves("resources/templates/list")
-def _list_templates(self, params, ctx):
-    # resources/templates/list {cursor?}
-    return self._page("resourceTemplates", [template["spec"] for template in self.templates.values()], params)
-
-@serves("logging/setLevel")
-def _set_level(self, params, ctx):
-    # logging/setLevel {level}: log lines below it are not sent
-    if params.get("level") not in LOG_LEVELS:
-        raise RPCError(INVALID_PARAMS, f"unknown log level {params.get('level')!r}; one of {LOG_LEVELS}")
-    self.log_level = params["level"]
-    return {}
-
-@serves("resources/subscribe")
-def _subscribe(self, params, ctx):
-    # resources/subscribe {uri}
-    self.subscriptions.add(param(params, "uri", str))
-    return {}
-
-@serves("resources/unsubscribe")
-def _unsubscribe(self, params, ctx):
-    # resources/unsubscribe {uri}
-    self.subscriptions.discard(param(params, "uri", str))
-    return {}
-
-@extend(MCPServer)
-def resource_updated(self, uri: str):
-    """Tell a subscribed client that the resource at uri changed (notifications/resources/updated)."""
-    if uri in self.subscriptions and self._initialized:
-        self.queue(notification("notifications/resources/updated", {"uri": uri}))
-    self._tell_listeners(lambda asked: uri in asked.get("resourceSubscriptions", []),
-                         "notifications/resources/updated", {"uri": uri})
-
-@serves("completion/complete")
-def _complete(self, params, ctx):
-    # completion/complete {ref: {type, name | uri}, argument: {name, value}}
-    ref, argument = param(params, "ref", dict), param(params, "argument", dict)
-    catalog = self.prompts if ref.get("type") == "ref/prompt" else self.templates
-    offered = catalog.get(str(ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")))
-    if offered is None or not isinstance(argument.get("name"), str):
-        raise RPCError(INVALID_PARAMS, f"nothing to complete for {ref} and {argument}")
-    typed = str(argument.get("value", ""))
-    values = [choice for choice in offered["choices"].get(argument["name"], []) if choice.startswith(typed)]
-    return {"completion": {"values": values[:100], "total": len(values), "hasMore": len(values) > 100}}
-
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 3. The client ----
 # Requests with ids counting up from 1; tools_cache, kept fresh by _pump_notifications (course 000).
 # ---------------------------------------------------------------------------------------------------
+
 
 def malformed(reply) -> str | None:
     """What makes a response unusable (course 000: result XOR error, error is {code, message}), or None."""
@@ -871,6 +745,7 @@ class MCPClient:
 
 MAX_KEPT_NOTIFICATIONS = 10_000  # notifications a client keeps until it pumps them; older ones are dropped
 
+
 def print_trace(direction: str, message: dict, width: int | None = None):
     """A trace hook that prints each message as one JSON line behind its arrow, cut to width (with "…") if given."""
     line = f"{direction} {json.dumps(message, ensure_ascii=False)}"
@@ -966,6 +841,7 @@ def tool(self, name: str | None = None, description: str = "", notify: bool = Fa
     return lambda fn: self.add_tool(name or fn.__name__, fn, description, notify=notify, headers=headers,
                                     requires=requires)
 
+
 @extend(MCPServer)
 def resource(self, uri: str, name: str | None = None, mime_type: str = "text/plain"):
     """Decorator: @server.resource("policy://{doc_id}") serves what the function returns."""
@@ -973,12 +849,14 @@ def resource(self, uri: str, name: str | None = None, mime_type: str = "text/pla
         raise TypeError(f"a resource needs its URI first, as in @server.resource(\"notes://{{name}}\"), not {uri!r}")
     return lambda fn: self.add_resource(uri, fn, name or fn.__name__, mime_type=mime_type)
 
+
 @extend(MCPServer)
 def prompt(self, name: str | None = None, description: str = ""):
     """Decorator: @server.prompt() offers a prompt template (so does @server.prompt)."""
     if callable(name):  # @server.prompt without parentheses
         return self.add_prompt(name.__name__, name)
     return lambda fn: self.add_prompt(name or fn.__name__, fn, description)
+
 
 def json_schema(hint) -> dict:
     """The JSON Schema of one type hint: str, int, float, bool, list, dict, list[X], Literal, Optional."""
@@ -992,6 +870,7 @@ def json_schema(hint) -> dict:
     if origin is list and args:
         return {"type": "array", "items": json_schema(args[0])}
     return {"type": JSON_TYPES.get(origin or hint, "string")}
+
 
 def signature_schema(fn, hinted: bool = False) -> tuple[dict, str | None, dict]:
     """From fn's signature: its inputSchema, its Context parameter's name, and its Literal choices.
@@ -1018,6 +897,154 @@ def signature_schema(fn, hinted: bool = False) -> tuple[dict, str | None, dict]:
     return {"type": "object", "properties": properties, "required": required}, context, choices
 
 
+def call(fn, **arguments):
+    """fn(**arguments); a coroutine function (async def, as course 002 writes tools) is run to its end here."""
+    value = fn(**arguments)
+    if not inspect.iscoroutine(value):
+        return value
+    import asyncio
+    try:
+        asyncio.get_running_loop()  # a notebook's thread has a loop running already: run it beside
+    except RuntimeError:
+        return asyncio.run(value)
+    outcome = {}
+    runner = threading.Thread(target=lambda: outcome.update(value=asyncio.run(value)))
+    runner.start()
+    runner.join()
+    if "value" not in outcome:
+        raise RuntimeError(f"{fn.__name__} failed: see stderr")
+    return outcome["value"]
+
+
+def report(what: str, exc: BaseException):
+    """Write on stderr where a tool failed: the frames of its own code (file names only), then the exception.
+
+    Never on stdout. Frames of this module and of the standard library are left out: they are not the
+    tool author's to fix, and their line numbers change with the Python version.
+    """
+    import traceback
+    stdlib = os.path.dirname(os.__file__)
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
+              if os.path.abspath(frame.filename) != os.path.abspath(__file__) and not frame.filename.startswith(stdlib)]
+    lines = [f"mcp_min: {what}:"] + [f'  File "{os.path.basename(frame.filename)}", line {frame.lineno}, in {frame.name}'
+                                     + (f"\n    {frame.line}" if frame.line else "") for frame in frames]
+    print("\n".join(lines + [f"{type(exc).__name__}: {exc}"]), file=sys.stderr, flush=True)
+
+
+def template_pattern(uri_template: str) -> re.Pattern:
+    """A regular expression for a URI template (RFC 6570): {name} matches one path segment, {+name} may span several."""
+    pattern = ""
+    for text, plus, name in re.findall(r"([^{]*)(?:\{(\+?)(\w+)\})?", uri_template):
+        pattern += re.escape(text)
+        if name:
+            pattern += f"(?P<{name}>.+)" if plus else f"(?P<{name}>[^/]+)"
+    return re.compile(pattern)
+
+
+def template_variables(pattern: re.Pattern, uri: str, spanning: set) -> dict | None:
+    """The decoded variables of uri if it matches the template's pattern and each is safe to hand over; else None.
+
+    Decoding comes after matching, so %2F inside {name} would become a "/" the pattern never saw: such a
+    value, a ".." step or a control character never reaches the function (lesson 5). Only {+name} may
+    carry "/".
+    """
+    import urllib.parse
+    match = pattern.fullmatch(uri)
+    if match is None:
+        return None
+    variables = {}
+    for name, raw in match.groupdict().items():
+        try:
+            value = urllib.parse.unquote(raw, errors="strict")
+        except UnicodeDecodeError:
+            return None  # %ff and the like: not text
+        if "/" in value and name not in spanning:
+            return None
+        if ".." in value.split("/") or any(ord(char) < 32 or char == "\x7f" for char in value):
+            return None
+        variables[name] = value
+    return variables
+
+
+@extend(MCPServer)
+def _page(self, key: str, items: list, params: dict) -> dict:
+    """One page of a */list result: from the cursor on, with nextCursor while more remain."""
+    start = 0
+    if "cursor" in params:
+        start = cursor_offset(params["cursor"], key)
+    if not 0 <= start < max(len(items), 1):
+        raise RPCError(INVALID_PARAMS, f"unknown cursor: {params['cursor']!r}")
+    result = {key: items[start:start + self.page_size]}
+    if start + self.page_size < len(items):
+        result["nextCursor"] = page_cursor(key, start + self.page_size)
+    return result
+
+
+def page_cursor(key: str, offset: int) -> str:
+    """An opaque cursor for the page of a */list result that starts at offset."""
+    return base64.urlsafe_b64encode(f"{key}:{offset}".encode()).decode("ascii")
+
+
+def cursor_offset(cursor, key: str) -> int:
+    """Where the page a cursor names starts; INVALID_PARAMS for a cursor this server did not issue for key."""
+    try:
+        listed, _, offset = base64.urlsafe_b64decode(cursor).decode("ascii").partition(":")
+        if listed == key and offset.isdecimal() and offset.isascii():
+            return int(offset)
+    except (TypeError, ValueError):  # binascii.Error and UnicodeDecodeError are ValueErrors
+        pass
+    raise RPCError(INVALID_PARAMS, f"unknown cursor: {cursor!r}")
+
+
+@serves("resources/templates/list")
+def _list_templates(self, params, ctx):
+    # resources/templates/list {cursor?}
+    return self._page("resourceTemplates", [template["spec"] for template in self.templates.values()], params)
+
+
+@serves("logging/setLevel")
+def _set_level(self, params, ctx):
+    # logging/setLevel {level}: log lines below it are not sent
+    if params.get("level") not in LOG_LEVELS:
+        raise RPCError(INVALID_PARAMS, f"unknown log level {params.get('level')!r}; one of {LOG_LEVELS}")
+    self.log_level = params["level"]
+    return {}
+
+
+@serves("resources/subscribe")
+def _subscribe(self, params, ctx):
+    # resources/subscribe {uri}
+    self.subscriptions.add(param(params, "uri", str))
+    return {}
+
+
+@serves("resources/unsubscribe")
+def _unsubscribe(self, params, ctx):
+    # resources/unsubscribe {uri}
+    self.subscriptions.discard(param(params, "uri", str))
+    return {}
+
+
+@extend(MCPServer)
+def resource_updated(self, uri: str):
+    """Tell a subscribed client that the resource at uri changed (notifications/resources/updated)."""
+    if uri in self.subscriptions and self._initialized:
+        self.queue(notification("notifications/resources/updated", {"uri": uri}))
+    self._tell_listeners(lambda asked: uri in asked.get("resourceSubscriptions", []),
+                         "notifications/resources/updated", {"uri": uri})
+
+
+@serves("completion/complete")
+def _complete(self, params, ctx):
+    # completion/complete {ref: {type, name | uri}, argument: {name, value}}
+    ref, argument = param(params, "ref", dict), param(params, "argument", dict)
+    catalog = self.prompts if ref.get("type") == "ref/prompt" else self.templates
+    offered = catalog.get(str(ref.get("name") if ref.get("type") == "ref/prompt" else ref.get("uri")))
+    if offered is None or not isinstance(argument.get("name"), str):
+        raise RPCError(INVALID_PARAMS, f"nothing to complete for {ref} and {argument}")
+    typed = str(argument.get("value", ""))
+    values = [choice for choice in offered["choices"].get(argument["name"], []) if choice.startswith(typed)]
+    return {"completion": {"values": values[:100], "total": len(values), "hasMore": len(values) > 100}}
 
 
 MAX_PAGES = 1000  # a list that never ends is a broken server: stop following nextCursor here
@@ -1064,11 +1091,13 @@ STATELESS_ONLY = {"subscriptions/listen"}
 CACHEABLE = {"server/discover", "tools/list", "resources/list", "resources/templates/list", "resources/read",
              "prompts/list"}
 
+
 def is_stateless(message: dict) -> bool:
     """Whether a request is served in the stateless era: its _meta names a protocol version."""
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     return message.get("method") == "server/discover" or (isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta)
+
 
 @extend(MCPServer)
 def _serve_stateless(self, method: str, params: dict, ctx):
@@ -1091,11 +1120,13 @@ def _serve_stateless(self, method: str, params: dict, ctx):
         result |= {"ttlMs": self.ttl_ms, "cacheScope": "private"}  # private: what one may see depends on its allow-list
     return result
 
+
 @serves("server/discover")
 def _discover(self, params, ctx):
     # server/discover {_meta}: what this server speaks, asked without a handshake
     result = {"supportedVersions": SUPPORTED_VERSIONS, "capabilities": STATELESS_CAPABILITIES}
     return result | ({"instructions": self.instructions} if self.instructions else {})
+
 
 @extend(MCPClient)
 def with_meta(self, params: dict) -> dict:
@@ -1104,6 +1135,7 @@ def with_meta(self, params: dict) -> dict:
             CLIENT_INFO_KEY: self.client_info}
     return {**params, "_meta": {**params.get("_meta", {}), **meta}}
 
+
 @extend(MCPClient)
 def discover(self) -> dict:
     """server/discover: what a 2026-07-28 server speaks, asked without a handshake."""
@@ -1111,6 +1143,7 @@ def discover(self) -> dict:
     self.server_info = result.get("_meta", {}).get(SERVER_INFO_KEY)
     self.server_capabilities = result.get("capabilities")
     return result
+
 
 @extend(MCPClient)
 def connect(self, mode: str = "auto") -> dict:
@@ -1137,6 +1170,7 @@ def connect(self, mode: str = "auto") -> dict:
             return result
     return self.initialize()
 
+
 @extend(MCPClient)
 def limit_wait(self, seconds: float | None):
     """Wait at most seconds for each response from now on (a transport in memory never waits)."""
@@ -1158,6 +1192,7 @@ STATE_TTL_S = 600  # a requestState is refused after ten minutes: time enough fo
 ASK_TIMEOUT_S = 300  # how long a handshake-era function waits for the client's answer
 MAX_INPUT_ROUNDS = 10  # input_required retries before the client gives up (the SDK's bound too)
 
+
 class InputRequired(BaseException):
     """Raised by Context.ask when the client has not answered yet; the handler responds input_required.
 
@@ -1167,6 +1202,7 @@ class InputRequired(BaseException):
     def __init__(self, questions: dict):
         super().__init__(", ".join(questions))
         self.questions = questions
+
 
 class Context:
     """One request being served: what its function may do with the client (log, report progress, ask) and
@@ -1295,6 +1331,7 @@ class Context:
         """
         return self.ask({key: {"method": "roots/list", "params": {}}})[key].get("roots", [])
 
+
 @extend(MCPServer)
 def _answers(self, method: str, name: str, arguments: dict, params: dict) -> dict:
     """The client's answers so far: earlier rounds' from the signed requestState, this round's from inputResponses."""
@@ -1309,11 +1346,13 @@ def _answers(self, method: str, name: str, arguments: dict, params: dict) -> dic
             raise RPCError(INVALID_PARAMS, f"inputResponses.{key} must be an object")
     return answers | responses  # without a requestState, this round's answers are used all the same
 
+
 @extend(MCPServer)
 def _input_required(self, ask: InputRequired, method: str, name: str, arguments: dict, answers: dict) -> dict:
     """The result that asks the client: its questions, and a state carrying every answer given so far."""
     return {"resultType": "input_required", "inputRequests": ask.questions,
             "requestState": self._sign_state(method, name, arguments, answers)}
+
 
 @extend(MCPServer)
 def _sign_state(self, method: str, name: str, arguments: dict, answers: dict) -> str:
@@ -1322,6 +1361,7 @@ def _sign_state(self, method: str, name: str, arguments: dict, answers: dict) ->
                "expires": int(time.time()) + STATE_TTL_S, "nonce": os.urandom(12).hex()}
     body = base64.urlsafe_b64encode(json.dumps(payload, sort_keys=True).encode()).decode("ascii")
     return body + "." + self._mac(body)
+
 
 @extend(MCPServer)
 def _spend_state(self, state, method: str, name: str, arguments: dict) -> dict:
@@ -1349,11 +1389,13 @@ def _spend_state(self, state, method: str, name: str, arguments: dict) -> dict:
     self._states_spent[payload["nonce"]] = payload["expires"]
     return payload["answers"]
 
+
 @extend(MCPServer)
 def _mac(self, body: str) -> str:
     """The HMAC-SHA256 of body under this server's key, in hex."""
     import hashlib, hmac
     return hmac.new(self._state_key, body.encode(), hashlib.sha256).hexdigest()
+
 
 @extend(MCPClient)
 def request_answering(self, method: str, params: dict) -> dict:
@@ -1373,6 +1415,7 @@ def request_answering(self, method: str, params: dict) -> dict:
             params["requestState"] = result["requestState"]
     raise RuntimeError(f"{method} still needs input after {MAX_INPUT_ROUNDS} rounds")
 
+
 @extend(MCPClient)
 def answer(self, questions: dict) -> dict:
     """The answers to the server's questions, each from the callback for its method."""
@@ -1383,6 +1426,7 @@ def answer(self, questions: dict) -> dict:
             raise RPCError(METHOD_NOT_FOUND, f"this client cannot answer {question.get('method')}")
         answers[key] = answerer(question)
     return answers
+
 
 @extend(MCPClient)
 def hear(self, message: dict):
@@ -1399,6 +1443,7 @@ def hear(self, message: dict):
 # threads at once: one reader, a worker a request, one writer lock (sections 9 and 10).
 # ---------------------------------------------------------------------------------------------------
 
+
 @extend(MCPServer)
 def _cancel(self, request_id):
     """notifications/cancelled: tell the running request it was cancelled, or close its listen stream."""
@@ -1412,6 +1457,7 @@ def _cancel(self, request_id):
     for listener in listening:
         self.stop_listening(listener["context"])
 
+
 @extend(MCPServer)
 def _expect_response(self) -> tuple:
     """A fresh id for a request of the server's own, and the queue its response will be put in."""
@@ -1419,6 +1465,7 @@ def _expect_response(self) -> tuple:
         self._last_request_id += 1
         slot = self._waiting[self._last_request_id] = queue.Queue(maxsize=1)
     return self._last_request_id, slot
+
 
 @extend(MCPServer)
 def _receive_response(self, message: dict):
@@ -1429,6 +1476,7 @@ def _receive_response(self, message: dict):
         if slot:
             slot.put(message)
 
+
 @extend(MCPServer)
 def stop_waiting(self, reason: str):
     """Give every function waiting for the client's answer an error instead: the client has gone."""
@@ -1437,12 +1485,14 @@ def stop_waiting(self, reason: str):
     for id, slot in slots:
         slot.put(error_response(id, INTERNAL_ERROR, reason))
 
+
 @extend(MCPServer)
 def _forget_requests(self, ids: list):
     """Stop waiting for these requests' responses (the function gave up or was cancelled)."""
     with self._lock:
         for id in ids:
             self._waiting.pop(id, None)
+
 
 @serves("subscriptions/listen")
 def _listen(self, params, ctx):
@@ -1463,6 +1513,7 @@ def _listen(self, params, ctx):
         self._listeners.append({"id": ctx.id, "filter": honoured, "context": ctx})
     return None
 
+
 @extend(MCPServer)
 def _tell_listeners(self, wants, method: str, params: dict):
     """Send a notification on every open listen stream whose filter wants it, tagged with its subscription id."""
@@ -1472,6 +1523,7 @@ def _tell_listeners(self, wants, method: str, params: dict):
         tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: listener["id"]}}
         listener["context"].send(notification(method, tagged))
 
+
 @extend(MCPServer)
 def stop_listening(self, ctx=None) -> list:
     """End ctx's listen stream (every one, if ctx is None) without a word: the client ended it. Those ended."""
@@ -1480,12 +1532,14 @@ def stop_listening(self, ctx=None) -> list:
         self._listeners = [listener for listener in self._listeners if listener not in ended]
     return ended
 
+
 @extend(MCPServer)
 def end_listening(self):
     """End every listen stream gracefully: each gets its response (2026-07-28, "Graceful Closure")."""
     for listener in self.stop_listening():
         result = {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: listener["id"]}}
         listener["context"].send(response(listener["id"], result))
+
 
 @extend(MCPClient)
 def answer_request(self, message: dict) -> dict:
@@ -1497,6 +1551,7 @@ def answer_request(self, message: dict) -> dict:
         return error_response(message.get("id"), exc.code, exc.message)
     except Exception as exc:  # the callback's bug is an error response, not a broken session
         return error_response(message.get("id"), INTERNAL_ERROR, f"the client failed: {exc!r}"[:200])
+
 
 @extend(MCPClient)
 def listen(self, tools: bool = True, prompts: bool = False, resources: bool = False, uris: tuple = ()) -> dict:
@@ -1518,12 +1573,14 @@ def listen(self, tools: bool = True, prompts: bool = False, resources: bool = Fa
     self.listening = message
     return ack["params"]["notifications"]
 
+
 @extend(MCPClient)
 def stop_listening(self):
     """End the listen stream: notifications/cancelled on stdio, closing the stream over HTTP."""
     if self.listening:
         self.transport.cancel(self.listening, "the client stopped listening")
         self.listening = None
+
 
 @extend(Transport)
 def acknowledgement(self, listen_id) -> dict | None:
@@ -1536,10 +1593,12 @@ def acknowledgement(self, listen_id) -> dict | None:
                 return message
     return None
 
+
 @extend(InMemoryTransport)
 def listen(self, message: dict) -> dict | None:
     """Open a subscriptions/listen stream: its acknowledgement (or its error response)."""
     return self.send(message) or self.acknowledgement(message["id"])
+
 
 @extend(InMemoryTransport)
 def cancel(self, message: dict, reason: str):
@@ -1558,6 +1617,7 @@ WALKED_STRINGS = 32  # strings leapt over one by one before the rest of a messag
 ONE_KIND = bytes.maketrans(b"{}", b"[]")  # depth is all that is measured; json.loads checks the pairs match
 NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))  # the bytes that neither nest nor quote
 
+
 def parse(data: bytes | str):
     """Parse one message from the wire; anything that is not JSON raises PARSE_ERROR (course 000)."""
     try:
@@ -1572,6 +1632,7 @@ def parse(data: bytes | str):
         return DECODER.decode(text)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError too
         raise RPCError(PARSE_ERROR, f"parse error: {str(exc)[:100]}")
+
 
 def nesting(wire: bytes) -> int:
     """How deep arrays and objects nest in wire, brackets in strings aside; a bound when too few to pass MAX_DEPTH."""
@@ -1617,6 +1678,7 @@ def nesting(wire: bytes) -> int:
 # serve_stdio runs each on a worker thread, so that it keeps reading meanwhile.
 WORKER_METHODS = {"tools/call", "prompts/get", "resources/read"}
 MAX_WORKERS = 32  # requests running at once on one connection; more are refused
+
 
 def serve_stdio(server: MCPServer, stdin=None, stdout=None):
     """Serve one client over stdio until end of input.
@@ -1666,6 +1728,7 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
         worker.join()
     server.end_listening()
 
+
 def read_lines(stdin, write):
     """Each message read from stdin, one per line; a line that is not one gets its error written here."""
     while True:
@@ -1684,6 +1747,7 @@ def read_lines(stdin, write):
             except RPCError as exc:  # not JSON, so there is no id to respond to
                 write([error_response(None, exc.code, exc.message)])
 
+
 def claim_stdout():
     """Keep the real stdout for the wire, and send fd 1 and sys.stdout to stderr for everything else."""
     sys.stdout.flush()
@@ -1691,6 +1755,7 @@ def claim_stdout():
     os.dup2(2, 1)  # a tool's print(), or a child process it starts, now lands on stderr
     sys.stdout = sys.stderr
     return out
+
 
 class StdioTransport(Transport):
     """A server as a child process: requests to its stdin, responses read from its stdout.
@@ -1817,6 +1882,7 @@ SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; initialize beyond them is 503
 DONE = object()  # put on a stream's events when the request's handler has returned
 
+
 def header_value(text: str) -> str:
     """A header value for text: as it is if plain printable ASCII, else wrapped as =?base64?...?= (2026-07-28)."""
     sentinel = text.startswith("=?base64?") and text.endswith("?=")  # a plain value that looks wrapped is wrapped
@@ -1824,17 +1890,20 @@ def header_value(text: str) -> str:
         return text
     return "=?base64?" + base64.b64encode(text.encode()).decode("ascii") + "?="
 
+
 def header_text(value: str | None) -> str | None:
     """The text a header value carries, unwrapping =?base64?...?=; ValueError for a wrapping that is not strict base64 of UTF-8."""
     if value and value.startswith("=?base64?") and value.endswith("?="):
         return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
     return value
 
+
 def header_text_of(value) -> str:
     """The text a body value travels as in a header: integers in decimal, booleans as true or false."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
 
 def header_matches(text: str | None, value) -> bool:
     """Whether a header's text repeats a body value; integers compare as numbers ("42.0" is 42)."""
@@ -1847,6 +1916,7 @@ def header_matches(text: str | None, value) -> bool:
             return False
     return text == header_text_of(value)
 
+
 def header_name(name: str, schema: dict) -> str:
     """name, if it may follow Mcp-Param- for an argument of this schema (2026-07-28, "x-mcp-header"); else ValueError."""
     if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):  # an HTTP token (RFC 9110, section 5.6.2)
@@ -1854,6 +1924,7 @@ def header_name(name: str, schema: dict) -> str:
     if schema.get("type") not in ("string", "integer", "boolean"):
         raise ValueError(f"only a string, integer or boolean argument can travel as header Mcp-Param-{name}")
     return name
+
 
 def header_paths(schema: dict) -> dict:
     """{Mcp-Param-Name: path of property names} for each x-mcp-header in an inputSchema; ValueError if one is misplaced.
@@ -1885,6 +1956,7 @@ def header_paths(schema: dict) -> dict:
     walk(schema, (), True)
     return found
 
+
 def param_headers(schema: dict, arguments: dict) -> dict:
     """{Mcp-Param-Name: value} for each annotated argument present and not null (None for one that is absent)."""
     headers = {}
@@ -1894,6 +1966,7 @@ def param_headers(schema: dict, arguments: dict) -> dict:
             value = value.get(key) if isinstance(value, dict) else None
         headers[name] = value
     return headers
+
 
 class HttpStream:
     """One POST's response as a stream: the server's messages for this request become its events.
@@ -1914,6 +1987,7 @@ class HttpStream:
             self.events.put(message)
         elif "id" in message and "method" in message:
             raise RuntimeError("this POST accepts no text/event-stream, so the server cannot ask the client")
+
 
 def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):
     """A Streamable HTTP server at /mcp; factory() makes each session's MCPServer. Call serve_forever().
@@ -2224,6 +2298,7 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
 
     return Server((host, port), Handler)
 
+
 def serve_http(factory, host: str = "127.0.0.1", port: int = 8000):
     """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated."""
     import signal
@@ -2238,6 +2313,7 @@ def serve_http(factory, host: str = "127.0.0.1", port: int = 8000):
             httpd.serve_forever()
         except KeyboardInterrupt:
             pass  # Ctrl-C: stop quietly
+
 
 class HttpTransport(Transport):
     """The client's side of Streamable HTTP: one POST a message, on one kept-alive connection.
@@ -2441,6 +2517,7 @@ class HttpTransport(Transport):
 TAP_USAGE = "usage: python mcp_min.py tap [--log FILE] [--] <server command> [args...]"
 GRACE_S = 2.0  # after end of input a server may take this long to exit; then SIGTERM, then SIGKILL
 
+
 def tap(command: list, log=None) -> int:
     """Run command as a server, pass every byte through untouched both ways, and log each line; its exit status.
 
@@ -2498,6 +2575,7 @@ def tap(command: list, log=None) -> int:
     code = child.wait()
     return 128 - code if code < 0 else code  # killed by signal N: 128 + N
 
+
 def stop_server(child, polite: bool = False):
     """Stop a server child: (politely: first wait GRACE_S for it to exit by itself) SIGTERM, then SIGKILL."""
     import subprocess
@@ -2510,6 +2588,7 @@ def stop_server(child, polite: bool = False):
             return
         except subprocess.TimeoutExpired:
             continue
+
 
 def main(argv: list | None = None) -> int:
     """The command line: python mcp_min.py tap [--log FILE] [--] <server command> [args...]."""
