@@ -241,88 +241,6 @@ class MCPServer:
         self._states_spent = {}  # nonce -> expiry, forgotten once expired
         self._handlers = {method: getattr(self, name) for method, name in self.HANDLERS.items()}  # bound: to this server
 
-    # -- the catalog; registering with notify=True queues list_changed in the outbox --
-
-    def add_tool(self, name: str, fn, description: str = "", input_schema: dict | None = None,
-                 notify: bool = False, headers: dict | None = None, requires: tuple = (), replace: bool = False):
-        """Offer fn as a tool; without input_schema, derive it from fn's signature. Returns fn.
-
-        headers maps an argument to the name of the Mcp-Param-{Name} header that repeats it over HTTP
-        (2026-07-28's x-mcp-header); requires names the client capabilities the tool cannot run without.
-        A name already offered is refused, unless replace.
-        """
-        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", str(name)):
-            raise ValueError(f"{name!r} is not a tool name: 1 to 128 letters, digits, '_', '-' or '.' (spec 2025-11-25)")
-        self._refuse_twice("tool", name, self.tools, replace)
-        schema, context, _ = signature_schema(fn, hinted=input_schema is None)
-        schema = input_schema or schema
-        for argument, header in (headers or {}).items():
-            schema["properties"][argument]["x-mcp-header"] = header_name(header, schema["properties"][argument])
-        spec = {"name": name, "description": description or first_line(fn.__doc__), "inputSchema": schema}
-        self.tools[name] = {"spec": spec, "fn": fn, "context": context, "requires": tuple(requires)}
-        self._list_changed("tools", notify)
-        return fn
-
-    def add_resource(self, uri: str, read, name: str | None = None, description: str = "",
-                     mime_type: str = "text/plain", notify: bool = False, replace: bool = False):
-        """Offer data at uri: read is the content (str or bytes) or a function returning it. Returns read.
-
-        A uri with {variables} is a URI template: read gets each variable as a keyword argument,
-        and raises KeyError for a value it does not know (the client gets "unknown resource"). With
-        replace, offering a uri again replaces its content, and its subscribers hear of it.
-        """
-        self._refuse_twice("resource", uri, self.templates if "{" in uri else self.resources, replace)
-        reader = read if callable(read) else lambda: read
-        spec = {"name": name or uri, "mimeType": mime_type, "description": description or first_line(reader.__doc__)}
-        _, context, choices = signature_schema(reader)
-        if "{" in uri:
-            self.templates[uri] = {"spec": {"uriTemplate": uri, **spec}, "read": reader, "pattern": template_pattern(uri),
-                                   "spanning": set(re.findall(r"\{\+(\w+)\}", uri)), "choices": choices,
-                                   "context": context}
-        else:
-            replaced = uri in self.resources
-            self.resources[uri] = {"spec": {"uri": uri, **spec}, "read": reader, "context": context}
-            if replaced:
-                self.resource_updated(uri)  # changed through the server's API: tell subscribers
-        self._list_changed("resources", notify)
-        return read
-
-    def add_prompt(self, name: str, render, description: str = "", notify: bool = False, replace: bool = False):
-        """Offer a prompt template: render's parameters are its variables; it returns the text. Returns render."""
-        self._refuse_twice("prompt", name, self.prompts, replace)
-        schema, context, choices = signature_schema(render)
-        arguments = [{"name": key, "required": key in schema["required"]} for key in schema["properties"]]
-        spec = {"name": name, "description": description or first_line(render.__doc__), "arguments": arguments}
-        self.prompts[name] = {"spec": spec, "render": render, "choices": choices, "context": context}
-        self._list_changed("prompts", notify)
-        return render
-
-    def _refuse_twice(self, what: str, name: str, offered: dict, replace: bool):
-        """Refuse a second tool (prompt, resource) under one name: silently replacing the first would hide a mistake."""
-        if name in offered and not replace:
-            raise ValueError(f"a {what} named {name!r} is offered already; pass replace=True to replace it")
-
-    def _list_changed(self, listed: str, notify: bool):
-        """Queue notifications/<listed>/list_changed: a bare cache invalidation, no payload (course 000)."""
-        if not notify:
-            return
-        if self._initialized:
-            self.queue(notification(f"notifications/{listed}/list_changed"))
-        self._tell_listeners(lambda asked: asked.get(f"{listed}ListChanged"), f"notifications/{listed}/list_changed", {})
-
-    def queue(self, message: dict):
-        """Put a message for the client in the outbox; a transport that set on_queue delivers it at once."""
-        with self._lock:
-            self._outbox.append(message)
-        if self.on_queue:
-            self.on_queue()  # stdio: a tool's progress reaches the client while the tool still runs
-
-    def drain_outbox(self) -> list:
-        """Empty the outbox; what it held, oldest first (course 000: the transport drains it)."""
-        with self._lock:
-            messages, self._outbox = self._outbox, []
-        return messages
-
     # -- the one entry point --
 
     def handle(self, message, stream=None) -> dict | None:
@@ -487,6 +405,88 @@ class MCPServer:
             return self._input_required(ask, "prompts/get", name, filled, ctx.answers)
         return {"description": prompt["spec"]["description"], "messages": prompt_messages(rendered)}
 
+
+    # -- the catalog; registering with notify=True queues list_changed in the outbox --
+
+    def add_tool(self, name: str, fn, description: str = "", input_schema: dict | None = None,
+                 notify: bool = False, headers: dict | None = None, requires: tuple = (), replace: bool = False):
+        """Offer fn as a tool; without input_schema, derive it from fn's signature. Returns fn.
+
+        headers maps an argument to the name of the Mcp-Param-{Name} header that repeats it over HTTP
+        (2026-07-28's x-mcp-header); requires names the client capabilities the tool cannot run without.
+        A name already offered is refused, unless replace.
+        """
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", str(name)):
+            raise ValueError(f"{name!r} is not a tool name: 1 to 128 letters, digits, '_', '-' or '.' (spec 2025-11-25)")
+        self._refuse_twice("tool", name, self.tools, replace)
+        schema, context, _ = signature_schema(fn, hinted=input_schema is None)
+        schema = input_schema or schema
+        for argument, header in (headers or {}).items():
+            schema["properties"][argument]["x-mcp-header"] = header_name(header, schema["properties"][argument])
+        spec = {"name": name, "description": description or first_line(fn.__doc__), "inputSchema": schema}
+        self.tools[name] = {"spec": spec, "fn": fn, "context": context, "requires": tuple(requires)}
+        self._list_changed("tools", notify)
+        return fn
+
+    def add_resource(self, uri: str, read, name: str | None = None, description: str = "",
+                     mime_type: str = "text/plain", notify: bool = False, replace: bool = False):
+        """Offer data at uri: read is the content (str or bytes) or a function returning it. Returns read.
+
+        A uri with {variables} is a URI template: read gets each variable as a keyword argument,
+        and raises KeyError for a value it does not know (the client gets "unknown resource"). With
+        replace, offering a uri again replaces its content, and its subscribers hear of it.
+        """
+        self._refuse_twice("resource", uri, self.templates if "{" in uri else self.resources, replace)
+        reader = read if callable(read) else lambda: read
+        spec = {"name": name or uri, "mimeType": mime_type, "description": description or first_line(reader.__doc__)}
+        _, context, choices = signature_schema(reader)
+        if "{" in uri:
+            self.templates[uri] = {"spec": {"uriTemplate": uri, **spec}, "read": reader, "pattern": template_pattern(uri),
+                                   "spanning": set(re.findall(r"\{\+(\w+)\}", uri)), "choices": choices,
+                                   "context": context}
+        else:
+            replaced = uri in self.resources
+            self.resources[uri] = {"spec": {"uri": uri, **spec}, "read": reader, "context": context}
+            if replaced:
+                self.resource_updated(uri)  # changed through the server's API: tell subscribers
+        self._list_changed("resources", notify)
+        return read
+
+    def add_prompt(self, name: str, render, description: str = "", notify: bool = False, replace: bool = False):
+        """Offer a prompt template: render's parameters are its variables; it returns the text. Returns render."""
+        self._refuse_twice("prompt", name, self.prompts, replace)
+        schema, context, choices = signature_schema(render)
+        arguments = [{"name": key, "required": key in schema["required"]} for key in schema["properties"]]
+        spec = {"name": name, "description": description or first_line(render.__doc__), "arguments": arguments}
+        self.prompts[name] = {"spec": spec, "render": render, "choices": choices, "context": context}
+        self._list_changed("prompts", notify)
+        return render
+
+    def _refuse_twice(self, what: str, name: str, offered: dict, replace: bool):
+        """Refuse a second tool (prompt, resource) under one name: silently replacing the first would hide a mistake."""
+        if name in offered and not replace:
+            raise ValueError(f"a {what} named {name!r} is offered already; pass replace=True to replace it")
+
+    def _list_changed(self, listed: str, notify: bool):
+        """Queue notifications/<listed>/list_changed: a bare cache invalidation, no payload (course 000)."""
+        if not notify:
+            return
+        if self._initialized:
+            self.queue(notification(f"notifications/{listed}/list_changed"))
+        self._tell_listeners(lambda asked: asked.get(f"{listed}ListChanged"), f"notifications/{listed}/list_changed", {})
+
+    def queue(self, message: dict):
+        """Put a message for the client in the outbox; a transport that set on_queue delivers it at once."""
+        with self._lock:
+            self._outbox.append(message)
+        if self.on_queue:
+            self.on_queue()  # stdio: a tool's progress reaches the client while the tool still runs
+
+    def drain_outbox(self) -> list:
+        """Empty the outbox; what it held, oldest first (course 000: the transport drains it)."""
+        with self._lock:
+            messages, self._outbox = self._outbox, []
+        return messages
 
 # The content blocks a tool may return, each with the fields it must have.
 CONTENT_BLOCKS = {"text": ("text",), "image": ("data", "mimeType"), "audio": ("data", "mimeType"),
