@@ -2,7 +2,7 @@
 and serve_stdio (through a real pipe to server_demo.py).
 
 Every run sends the same messages (fixed seeds) and a bounded number of them. For each line the test
-works out on its own what the lab promises (README, "Limits and bad input"):
+works out on its own what the lab promises (docs/reference.md, "Limits and bad input"):
 
   a line that is not a JSON message (invalid JSON or UTF-8, too deep)   one error with "id": null
   a top-level value that is not an object (a batch, a number, ...)      one error with "id": null
