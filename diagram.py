@@ -134,8 +134,35 @@ def transcript_block() -> str:
     return "```\n" + "\n".join(shown).rstrip() + "\n```"
 
 
+def module_sizes() -> tuple:
+    """(code lines before section 5, code lines in all, explaining lines) of mcp_min.py: code is not blank,
+    not a comment and not a docstring."""
+    import ast
+    text = (HERE / "mcp_min.py").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    docs = set()
+    for node in ast.walk(ast.parse(text)):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            docs |= set(range(body[0].lineno, body[0].end_lineno + 1))
+    code = [number for number, line in enumerate(lines, 1)
+            if line.strip() and not line.strip().startswith("#") and number not in docs]
+    explaining = sum(1 for line in lines if line.strip()) - len(code)
+    section_5 = [number for number, line in enumerate(lines, 1) if line.startswith("# ---- 5. ")][0]
+    return sum(1 for number in code if number < section_5), len(code), explaining
+
+
+def sizes_block() -> str:
+    """What belongs between README.md's sizes markers: the module's sizes, measured."""
+    lab, whole, explaining = module_sizes()
+    return (f"Sizes (lines of code: not blank, not a comment, not a docstring): sections 1-4, course 000's lab, {lab:,};"
+            f" the whole\nmodule {whole:,}, with {explaining:,} lines of comments and docstrings (one for every"
+            f" {whole / explaining:.1f} of code).")
+
+
 TRANSCRIPT_WIDTH = 150  # README lines are cut here; maintainers/transcripts/ holds them as the demo prints them
-BLOCKS = {"diagram": diagram_block, "transcript": transcript_block}  # <!-- NAME:start --> ... <!-- NAME:end -->
+BLOCKS = {"diagram": diagram_block, "transcript": transcript_block, "sizes": sizes_block}  # <!-- NAME:start --> ... <!-- NAME:end -->
 
 
 def current_block(text: str, name: str) -> str:

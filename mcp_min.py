@@ -809,15 +809,16 @@ class InMemoryTransport(Transport):
         wire = json.dumps(self.traced("→", message))
         self.server.on_queue = self.carry  # what the server sends while it works crosses at once
         reply = self.server.handle(json.loads(wire))
-        self.carry()  # the outbox first: notifications arrive before the response
+        if self.server._outbox:
+            self.carry()  # the outbox first: notifications arrive before the response
         return self.traced("←", None if reply is None else json.loads(encode(reply)))
 
     def carry(self):
         """Carry what the server queued across the JSON boundary; a question from the server is answered at once."""
         for message in self.server.drain_outbox():
-            answer = self.receive(self.traced("←", json.loads(encode(message))))
+            answer = self.receive(self.traced("←", DECODER.decode(encode(message))))
             if answer is not None:
-                self.server.handle(json.loads(json.dumps(self.traced("→", answer))))
+                self.server.handle(DECODER.decode(ENCODER.encode(self.traced("→", answer))))
 
     def close(self):
         """Nothing to release in memory."""
@@ -1234,12 +1235,12 @@ class Context:
             self.client_capabilities = server.client_capabilities or {}
         self.answers = {}  # the client's answers so far, by the keys the questions were asked under
         self.last_progress = None
-        self._cancelled = threading.Event()  # set by notifications/cancelled, read by the running function
+        self.cancelled_by_client = False  # set by notifications/cancelled (one assignment: no lock needed)
 
     @property
     def cancelled(self) -> bool:
         """Whether the client cancelled this request (notifications/cancelled, or its HTTP stream closed)."""
-        return self._cancelled.is_set() or bool(self.stream and self.stream.closed)
+        return self.cancelled_by_client or bool(self.stream and self.stream.closed)
 
     def as_argument(self, parameter: str | None) -> dict:
         """The keyword argument that hands this context to a function, if it has a Context parameter."""
@@ -1453,7 +1454,7 @@ def _cancel(self, request_id):
         running = self._running.get(request_id)
         listening = [listener for listener in self._listeners if listener["id"] == request_id]
     if running:
-        running._cancelled.set()
+        running.cancelled_by_client = True
     for listener in listening:
         self.stop_listening(listener["context"])
 
@@ -1674,24 +1675,25 @@ def nesting(wire: bytes) -> int:
             return MAX_DEPTH + 1
     return depth + brackets.count(b"[")
 
-# Requests whose handlers run the server's own functions, which may take long or wait for the client:
-# serve_stdio runs each on a worker thread, so that it keeps reading meanwhile.
-WORKER_METHODS = {"tools/call", "prompts/get", "resources/read"}
-MAX_WORKERS = 32  # requests running at once on one connection; more are refused
+SLOW_S = 0.05  # a request still running after this has its own thread, and another thread reads on
+WATCH_S = 0.02  # how often the watchdog looks
+MAX_WORKERS = 32  # slow requests running at once on one connection; beyond them, requests wait their turn
 
 
 def serve_stdio(server: MCPServer, stdin=None, stdout=None):
     """Serve one client over stdio until end of input.
 
-    Three kinds of thread (section 8): the caller's thread is the one reader, and
-    handles every message that cannot wait (a ping, a cancellation, the client's response to the
-    server's question) at once; a worker thread runs each request in WORKER_METHODS; a lock lets one
-    thread at a time write a line, so lines never interleave.
+    One thread at a time reads (it holds the baton), and serves what it read on the spot: most requests
+    take microseconds, and a hand-over to another thread would cost more than the request. A request
+    still running after SLOW_S keeps its thread, and the watchdog gives the baton to a new reader, so
+    that a ping, a cancellation or the client's answer to the server's question is read while the tool
+    works (section 8). A lock lets one thread at a time write a line, so lines never interleave.
     """
     out = stdout or claim_stdout()
-    stdin = stdin or sys.stdin.buffer
-    lock = threading.Lock()
-    gone = threading.Event()  # the client closed our stdout: nobody can read a response any more
+    lock, baton = threading.Lock(), threading.Lock()
+    gone, done = threading.Event(), threading.Event()  # the client closed our stdout; end of input
+    reading = {"thread": threading.current_thread(), "since": None}  # the reader; since when it serves a request
+    readers = []  # the readers that handed the baton on while they served a slow request
 
     def write(messages: list):
         with lock:
@@ -1703,29 +1705,41 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
                 gone.set()
                 os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())  # what is still buffered goes nowhere, quietly
 
-    def serve(message):
-        reply = server.handle(message)
-        write(server.drain_outbox() + ([reply] if reply is not None else []))  # the outbox first
+    lines = read_lines(stdin or sys.stdin.buffer, write)
+
+    def read_and_serve():
+        """Read and serve messages while this thread holds the baton; at end of input, say so."""
+        me = threading.current_thread()
+        for message in lines:
+            with baton:
+                reading["since"] = time.monotonic()
+            reply = server.handle(message)
+            write(server.drain_outbox() + ([reply] if reply is not None else []))  # the outbox first
+            with baton:
+                reading["since"] = None
+                if reading["thread"] is not me or gone.is_set():
+                    return  # a new reader took over while this request ran (or nobody reads our output)
+        server.stop_waiting("the client closed its side of the connection")  # no answer can come any more
+        done.set()
+
+    def watch():
+        """Give the baton to a new reader when the request being served has run longer than SLOW_S."""
+        while not done.wait(WATCH_S):
+            with baton:
+                slow = reading["since"] is not None and time.monotonic() - reading["since"] > SLOW_S
+                if slow and len([thread for thread in readers if thread.is_alive()]) < MAX_WORKERS:
+                    readers.append(reading["thread"])
+                    reading["thread"], reading["since"] = threading.Thread(target=read_and_serve, daemon=True), None
+                    reading["thread"].start()
 
     server.on_queue = lambda: write(server.drain_outbox())  # notifications and questions go out as they come
-    workers = []
-    for message in read_lines(stdin, write):
-        if gone.is_set():
-            break
-        workers = [worker for worker in workers if worker.is_alive()]
-        if not (isinstance(message, dict) and str(message.get("method")) in WORKER_METHODS and "id" in message):
-            serve(message)
-        elif len(workers) < MAX_WORKERS:
-            workers.append(threading.Thread(target=serve, args=(message,), daemon=True))
-            workers[-1].start()
-        else:
-            write([error_response(message["id"] if valid_id(message["id"]) else None, INTERNAL_ERROR,
-                                  f"busy: {MAX_WORKERS} requests are running already")])
-    # End of input: the client can answer no more questions, but each running request still gets its
-    # response (a host that cannot wait closes our stdout or sends SIGTERM).
-    server.stop_waiting("the client closed its side of the connection")
-    for worker in workers:
-        worker.join()
+    threading.Thread(target=watch, daemon=True).start()
+    read_and_serve()
+    if not gone.is_set():
+        done.wait()  # end of input, seen by whichever thread held the baton then
+    for thread in readers:  # each running request still gets its response before the server exits
+        if thread is not threading.current_thread():
+            thread.join()
     server.end_listening()
 
 
@@ -1880,7 +1894,6 @@ REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, head
 MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
 SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; initialize beyond them is 503
-DONE = object()  # put on a stream's events when the request's handler has returned
 
 
 def header_value(text: str) -> str:
@@ -1969,24 +1982,50 @@ def param_headers(schema: dict, arguments: dict) -> dict:
 
 
 class HttpStream:
-    """One POST's response as a stream: the server's messages for this request become its events.
+    """One POST's response as a stream: the server's messages for this request become its events, written
+    the moment they are sent, by whichever thread sends them.
 
     closed turns true when the client goes away; for a 2026-07-28 request that is the cancel
     (2026-07-28, "Cancellation"). Without an event stream (the client accepts only JSON) there is
     nowhere to put a notification, and no way to ask the client anything.
     """
 
-    def __init__(self, events_accepted: bool):
-        self.events = queue.Queue()
-        self.events_accepted = events_accepted
-        self.closed = False
+    def __init__(self, handler, events_accepted: bool):
+        self.handler, self.events_accepted = handler, events_accepted
+        self.lock = threading.Lock()  # one writer at a time on this connection
+        self.started = False  # the event stream's headers are out
+        self.gone = False  # a write failed: the client went away
+        self.ended = threading.Event()  # the stream's own response is out (how a listen stream ends)
 
     def send(self, message: dict):
-        """Put one of the server's messages on this request's stream, if it can carry it."""
-        if self.events_accepted:
-            self.events.put(message)
-        elif "id" in message and "method" in message:
-            raise RuntimeError("this POST accepts no text/event-stream, so the server cannot ask the client")
+        """Write one of the server's messages as an event of this request's stream, if it can carry it."""
+        if not self.events_accepted:
+            if "id" in message and "method" in message:
+                raise RuntimeError("this POST accepts no text/event-stream, so the server cannot ask the client")
+            return  # a notification with nowhere to go
+        with self.lock:
+            try:
+                if not self.started:
+                    self.handler.start_events()
+                    self.started = True
+                self.handler.write_event(message)
+            except OSError:
+                self.gone = True
+        if "method" not in message:
+            self.ended.set()
+
+    def send_comment(self, comment: bytes):
+        """Write a comment line on the stream (a keep-alive)."""
+        with self.lock:
+            try:
+                self.handler.write_chunk(comment)
+            except OSError:
+                self.gone = True
+
+    @property
+    def closed(self) -> bool:
+        """Whether the client has gone: a write failed, or the connection reads as end of file."""
+        return self.gone or self.handler.client_gone()
 
 
 def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):
@@ -2110,57 +2149,44 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
             return None
 
         def serve(self, server: MCPServer, message, status):
-            """Run handle() on a worker; write the request's messages as events as they come, then its response."""
+            """handle() on this connection's thread; what the request sends meanwhile goes out as events, at once."""
             if not isinstance(message, dict) or "method" not in message or "id" not in message:
                 reply = server.handle(message)  # a notification, or the client's response to the server's question
                 return self.respond(202 if reply is None else status(reply), reply)
-            stream = HttpStream("text/event-stream" in self.headers.get("Accept", ""))
-            outcome = {}
-
-            def work():
-                outcome["reply"] = server.handle(message, stream)
-                stream.events.put(DONE)
-            threading.Thread(target=work, daemon=True).start()
-            try:
-                self.stream_events(server, message, stream, outcome, status)
-            except OSError:  # the client went away while we wrote: for its request, that is the cancel
-                stream.closed = True
-                server.stop_listening(stream)
-                self.close_connection = True
-
-        def stream_events(self, server: MCPServer, message: dict, stream: HttpStream, outcome: dict, status):
-            """Write what the request's worker sends, as it comes: JSON if the response is all, else an event stream."""
-            streaming, quiet_since = False, time.monotonic()
-            while True:
-                try:
-                    item = stream.events.get(timeout=0.25)
-                except queue.Empty:
-                    if self.client_gone():
-                        stream.closed = True  # the worker's function sees ctx.cancelled
-                        server.stop_listening(stream)
-                        self.close_connection = True
-                        return
-                    if streaming and time.monotonic() - quiet_since > KEEPALIVE_S:
-                        self.write_chunk(b": keep-alive\n\n")  # a comment: clients skip it, proxies see life
-                        quiet_since = time.monotonic()
-                    continue
-                if item is DONE and outcome["reply"] is None and message.get("method") == "subscriptions/listen":
-                    continue  # a listen stream stays open until the client goes or the server ends it
-                if item is not DONE and not streaming:
-                    self.start_events()
-                    streaming = True
-                if item is not DONE:
-                    self.write_event(item)
-                    quiet_since = time.monotonic()
-                    if same_id(item.get("id"), message["id"]) and "method" not in item:
-                        return self.write_chunk(b"")  # the listen stream's own response ends it
-                    continue
-                reply, queued = outcome["reply"], server.drain_outbox()  # the session's list_changed, if any
-                if not streaming:
+            stream = HttpStream(self, "text/event-stream" in self.headers.get("Accept", ""))
+            reply = server.handle(message, stream)
+            if reply is None and message.get("method") == "subscriptions/listen" and stream.started:
+                return self.hold_open(server, stream)
+            queued = server.drain_outbox()  # the session's list_changed, if any
+            with stream.lock:
+                if stream.gone:
+                    self.close_connection = True
+                    return
+                if not stream.started:  # nothing was said before the response: one JSON body, in one write
                     return self.respond(202 if reply is None else status(reply), reply, queued=queued)
-                for message in queued + ([reply] if reply else []):
-                    self.write_event(message)
-                return self.write_chunk(b"")
+                try:
+                    for event in queued + ([reply] if reply else []):
+                        self.write_event(event)
+                    self.write_chunk(b"")  # the end of the event stream; the connection stays usable
+                except OSError:
+                    self.close_connection = True
+
+        def hold_open(self, server: MCPServer, stream: HttpStream):
+            """Keep a listen stream open until the server ends it or the client goes; a comment now and then."""
+            quiet_since = time.monotonic()
+            while not stream.ended.wait(0.25):
+                if stream.closed:  # the client closed it: over HTTP, that ends the subscription
+                    server.stop_listening(stream)
+                    self.close_connection = True
+                    return
+                if time.monotonic() - quiet_since > KEEPALIVE_S:
+                    stream.send_comment(b": keep-alive\n\n")  # clients skip a comment; proxies see life
+                    quiet_since = time.monotonic()
+            with stream.lock:
+                try:
+                    self.write_chunk(b"")
+                except OSError:
+                    self.close_connection = True
 
         def client_gone(self) -> bool:
             """Whether the client closed the connection (it would read as end of file)."""

@@ -174,29 +174,3 @@ def test_recording_draws_each_shape():
     rec.clear()
     assert rec.messages == []
 
-
-def module_sizes() -> tuple:
-    """(code lines of sections 1-4, code lines in all, explaining lines) of mcp_min.py, as the README counts them."""
-    import ast
-    text = (HERE / "mcp_min.py").read_text(encoding="utf-8")
-    lines = text.splitlines()
-    docs = set()
-    for node in ast.walk(ast.parse(text)):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
-            docs |= set(range(body[0].lineno, body[0].end_lineno + 1))
-    code = [number for number, line in enumerate(lines, 1)
-            if line.strip() and not line.strip().startswith("#") and number not in docs]
-    explaining = sum(1 for line in lines if line.strip()) - len(code)
-    section_5 = next(number for number, line in enumerate(lines, 1) if line.startswith("# ---- 5. "))
-    return sum(1 for number in code if number < section_5), len(code), explaining
-
-
-def test_the_readme_states_the_modules_sizes_as_they_are():
-    # The README's figures are measured, not remembered: sections 1-4, the whole, the explaining lines.
-    lab, whole, explaining = module_sizes()
-    text = (HERE / "README.md").read_text(encoding="utf-8")
-    stated = text[text.index("<!-- sizes:start -->"):text.index("<!-- sizes:end -->")]
-    assert f"course 000's lab, {lab:,}" in stated and f"module {whole:,}" in stated
-    assert f"with {explaining:,} lines of comments" in stated and f"(one for every {whole / explaining:.1f} of code)" in stated
