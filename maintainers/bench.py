@@ -614,7 +614,7 @@ def scaling_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | None
     results = {}
     encoder, decoder = json.JSONEncoder(), json.JSONDecoder()
     for size in CATALOG_SIZES:  # in memory, JSON each way
-        server = mcp_min.MCPServer("catalog")
+        server = mcp_min.MCPServer("catalog", page_size=size)  # one page: the floor, too, moves the whole list at once
         for i in range(size):
             server.add_tool(f"tool_{i}", lambda x, y: x + y, "Add two integers.",
                             {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
