@@ -62,9 +62,9 @@ import sys
 if sys.version_info < (3, 10):  # before anything else, so that an older Python gets one clear line
     sys.exit(f"mcp_min needs Python 3.10 or newer; this is Python {sys.version.split()[0]}")
 
-import base64, collections, inspect, json, os, queue, re, threading, time, types, typing
-# subprocess, select, signal, hmac and the HTTP modules are imported where they are used: a stdio
-# server that needs none of them starts sooner.
+import base64, collections, json, os, re, threading, time, types
+# inspect, typing, queue, subprocess, select, signal, hmac and the HTTP modules are imported where they
+# are used: a stdio server that needs none of them starts sooner.
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 1. Messages ----
@@ -861,6 +861,9 @@ def prompt(self, name: str | None = None, description: str = ""):
 
 def json_schema(hint) -> dict:
     """The JSON Schema of one type hint: str, int, float, bool, list, dict, list[X], Literal, Optional."""
+    if hint in JSON_TYPES:
+        return {"type": JSON_TYPES[hint]}  # a plain type: typing is not needed (it costs a server's start-up)
+    import typing
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Literal:
         return {"type": JSON_TYPES[type(args[0])], "enum": list(args)}
@@ -879,29 +882,61 @@ def signature_schema(fn, hinted: bool = False) -> tuple[dict, str | None, dict]:
     With hinted, every parameter needs a type hint (a tool's do: the hint is the argument's JSON type);
     a prompt's and a template's variables are strings on the wire, so theirs default to str.
     """
-    hints = typing.get_type_hints(fn)
+    hints, defaults = parameters_of(fn)
     properties, required, context, choices = {}, [], None, {}
-    for name, parameter in inspect.signature(fn).parameters.items():
-        if Context in (hints.get(name), *typing.get_args(hints.get(name))):  # ctx: Context (or Context = None)
+    for name in hints:
+        if is_context(hints[name]):  # ctx: Context (or Context = None)
             context = name  # the server fills it in; the client never sees it
             continue
-        if hinted and name not in hints:
+        if hinted and hints[name] is None:
             raise TypeError(f"{fn.__name__}'s parameter {name!r} needs a type hint, such as {name}: int or {name}: str: "
                             "the hint says what JSON the client must send")
-        properties[name] = json_schema(hints.get(name, str))
+        properties[name] = json_schema(hints[name] or str)
         if "enum" in properties[name]:
             choices[name] = [str(choice) for choice in properties[name]["enum"]]
-        if parameter.default is inspect.Parameter.empty:
+        if name not in defaults:
             required.append(name)
-        elif isinstance(parameter.default, (str, int, float, bool)):
-            properties[name]["default"] = parameter.default
+        elif isinstance(defaults[name], (str, int, float, bool)):
+            properties[name]["default"] = defaults[name]
     return {"type": "object", "properties": properties, "required": required}, context, choices
+
+
+def parameters_of(fn) -> tuple[dict, dict]:
+    """fn's parameters in order, {name: its hint or None}, and their defaults {name: default}.
+
+    A function's own attributes say it all; inspect and typing (slow to import, a server's start-up) are
+    asked only for another callable, or for hints written as strings.
+    """
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & 0x0C:  # not a plain function, or *args/**kwargs: let inspect read it
+        import inspect
+        signature = inspect.signature(fn)
+        annotations = {name: p.annotation for name, p in signature.parameters.items() if p.annotation is not p.empty}
+        defaults = {name: p.default for name, p in signature.parameters.items() if p.default is not p.empty}
+        names = list(signature.parameters)
+    else:
+        names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+        positional = names[:code.co_argcount]
+        defaults = dict(zip(positional[len(positional) - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
+        defaults |= fn.__kwdefaults__ or {}
+        annotations = getattr(fn, "__annotations__", {})
+    if any(isinstance(hint, str) for hint in annotations.values()):  # from __future__ import annotations
+        import typing
+        annotations = typing.get_type_hints(fn)
+    return {name: annotations.get(name) for name in names}, defaults
+
+
+def is_context(hint) -> bool:
+    """Whether a hint asks for the Context: Context, or Optional[Context] (ctx: Context = None)."""
+    if hint is Context:
+        return True
+    return hint is not None and hint not in JSON_TYPES and Context in getattr(hint, "__args__", ())
 
 
 def call(fn, **arguments):
     """fn(**arguments); a coroutine function (async def, as course 002 writes tools) is run to its end here."""
     value = fn(**arguments)
-    if not inspect.iscoroutine(value):
+    if not isinstance(value, types.CoroutineType):
         return value
     import asyncio
     try:
@@ -1290,6 +1325,7 @@ class Context:
         The transport keeps reading while this waits, and hands each response to MCPServer.handle, which
         passes it here (section 8).
         """
+        import queue
         waiting = {}
         for key, question in questions.items():
             id, slot = self.server._expect_response()
@@ -1464,6 +1500,7 @@ def _expect_response(self) -> tuple:
     """A fresh id for a request of the server's own, and the queue its response will be put in."""
     with self._lock:
         self._last_request_id += 1
+        import queue
         slot = self._waiting[self._last_request_id] = queue.Queue(maxsize=1)
     return self._last_request_id, slot
 
@@ -2358,6 +2395,7 @@ class HttpTransport(Transport):
         self.connection = self.connect()
         self.side_connection = None  # opened the first time the server asks something mid-stream
         self.listen_connection = None  # the open subscriptions/listen stream's own connection
+        import queue
         self.arrived = queue.Queue()  # what the listen stream brought, not yet handed over
         self.session_id = self.protocol_version = None
         self.tool_schemas = {}  # name -> inputSchema, for the tools whose arguments travel in headers too
