@@ -62,7 +62,7 @@ import sys
 if sys.version_info < (3, 10):  # before anything else, so that an older Python gets one clear line
     sys.exit(f"mcp_min needs Python 3.10 or newer; this is Python {sys.version.split()[0]}")
 
-import base64, collections, json, os, re, threading, time, types
+import base64, collections, json, os, re, threading, time, types, weakref
 # inspect, typing, queue, subprocess, select, signal, hmac and the HTTP modules are imported where they
 # are used: a stdio server that needs none of them starts sooner.
 
@@ -222,6 +222,7 @@ class MCPServer:
         self.ttl_ms = ttl_ms  # how long a stateless client may cache a list result
         self.page_size = page_size  # items in one page of a */list result
         self.tools, self.resources, self.templates, self.prompts = {}, {}, {}, {}  # the catalog
+        self._sharing = [weakref.ref(self)]  # the sessions on this catalog: only this one, until section 10
         # The session (handshake era): the gate, the agreed version, what the client declared and asked for.
         self._initialized = False
         self.protocol_version = self.client_info = self.client_capabilities = None
@@ -471,9 +472,15 @@ class MCPServer:
         """Queue notifications/<listed>/list_changed: a bare cache invalidation, no payload (course 000)."""
         if not notify:
             return
-        if self._initialized:
-            self.queue(notification(f"notifications/{listed}/list_changed"))
-        self._tell_listeners(lambda asked: asked.get(f"{listed}ListChanged"), f"notifications/{listed}/list_changed", {})
+        for server in self.sharing():  # every session on this catalog sees the change, so each is told
+            if server._initialized:
+                server.queue(notification(f"notifications/{listed}/list_changed"))
+            server._tell_listeners(lambda asked: asked.get(f"{listed}ListChanged"), f"notifications/{listed}/list_changed", {})
+
+    def sharing(self) -> list:
+        """The servers whose sessions share this catalog, this one among them."""
+        servers = [ref() for ref in list(self._sharing)]
+        return [server for server in servers if server is not None]
 
     def queue(self, message: dict):
         """Put a message for the client in the outbox; a transport that set on_queue delivers it at once."""
@@ -1063,11 +1070,12 @@ def _unsubscribe(self, params, ctx):
 
 @extend(MCPServer)
 def resource_updated(self, uri: str):
-    """Tell a subscribed client that the resource at uri changed (notifications/resources/updated)."""
-    if uri in self.subscriptions and self._initialized:
-        self.queue(notification("notifications/resources/updated", {"uri": uri}))
-    self._tell_listeners(lambda asked: uri in asked.get("resourceSubscriptions", []),
-                         "notifications/resources/updated", {"uri": uri})
+    """Tell each subscribed client that the resource at uri changed (notifications/resources/updated)."""
+    for server in self.sharing():  # the resource belongs to the catalog: every session may have subscribed
+        if uri in server.subscriptions and server._initialized:
+            server.queue(notification("notifications/resources/updated", {"uri": uri}))
+        server._tell_listeners(lambda asked: uri in asked.get("resourceSubscriptions", []),
+                               "notifications/resources/updated", {"uri": uri})
 
 
 @serves("completion/complete")
@@ -1477,7 +1485,7 @@ def hear(self, message: dict):
 # A session is not one request at a time. While a tool runs, the client may ping, cancel it, or answer
 # the server's own request (a question, in the handshake era); a 2026-07-28 client keeps a
 # subscriptions/listen stream open to hear list changes. Transports call MCPServer.handle from several
-# threads at once: one reader, a worker a request, one writer lock (sections 9 and 10).
+# threads at once: a request that runs long keeps its thread while another reads on (sections 9 and 10).
 # ---------------------------------------------------------------------------------------------------
 
 
@@ -1933,6 +1941,18 @@ SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; initialize beyond them is 503
 
 
+@extend(MCPServer)
+def session(self) -> MCPServer:
+    """A new session on this server's catalog: the catalog is shared, not copied; the session starts afresh."""
+    other = type(self)(self.server_info["name"], self.server_info["version"], allowed_tools=self.allowed_tools,
+                       instructions=self.instructions, ttl_ms=self.ttl_ms, state_key=self._state_key,
+                       page_size=self.page_size)
+    other.tools, other.resources, other.templates, other.prompts = self.tools, self.resources, self.templates, self.prompts
+    other._sharing = self._sharing  # one list for the whole catalog: a change to it is told to every session
+    self._sharing[:] = [ref for ref in self._sharing if ref() is not None] + [weakref.ref(other)]
+    return other
+
+
 def header_value(text: str) -> str:
     """A header value for text: as it is if plain printable ASCII, else wrapped as =?base64?...?= (2026-07-28)."""
     sentinel = text.startswith("=?base64?") and text.endswith("?=")  # a plain value that looks wrapped is wrapped
@@ -2065,18 +2085,23 @@ class HttpStream:
         return self.gone or self.handler.client_gone()
 
 
-def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):
-    """A Streamable HTTP server at /mcp; factory() makes each session's MCPServer. Call serve_forever().
+def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):
+    """A Streamable HTTP server at /mcp, for one MCPServer's catalog. Call serve_forever().
 
-    Threads: one a connection (http.server's), which reads the POST and writes its response; and one
-    worker a request, which runs MCPServer.handle while the connection's thread writes the events the
-    request sends and watches for the client going away.
+    The server answers the stateless requests itself, and each handshake session is a server.session(),
+    sharing its catalog. server may instead be a factory, server() making each session's own catalog.
+
+    Threads: one a connection (http.server's), which reads a POST, runs MCPServer.handle, and writes the
+    events the request sends as they happen, then its response.
     """
     import http.server, secrets, select, socket, urllib.parse  # only when HTTP is served
 
     sessions = {}  # Mcp-Session-Id -> [MCPServer, when last used]: one a client, in the handshake era
     sessions_lock = threading.Lock()
-    shared = factory()  # serves every stateless request: there is no session
+    if isinstance(server, MCPServer):
+        shared, factory = server, server.session
+    else:
+        shared, factory = server(), server  # shared serves every stateless request: there is no session
     arriving = {}  # connection -> the moment by which its next request must have arrived whole
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -2362,11 +2387,11 @@ def http_server(factory, host: str = "127.0.0.1", port: int = 0, allowed_hosts=L
     return Server((host, port), Handler)
 
 
-def serve_http(factory, host: str = "127.0.0.1", port: int = 8000):
-    """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated."""
+def serve_http(server, host: str = "127.0.0.1", port: int = 8000):
+    """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated (server: as http_server's)."""
     import signal
     try:
-        httpd = http_server(factory, host, port)
+        httpd = http_server(server, host, port)
     except OSError as exc:  # the port is taken, say: one line, not a traceback
         raise SystemExit(f"mcp_min: cannot serve http://{host}:{port}{MCP_PATH}: {exc.strerror}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a host's SIGTERM is a clean stop

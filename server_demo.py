@@ -48,7 +48,7 @@ def make_server(allow=DEFAULT_ALLOW, state_key: bytes | None = None) -> MCPServe
     @server.tool()
     def enable_subtract() -> str:
         """Add the subtract tool at runtime; the client is told through notifications/tools/list_changed."""
-        server.add_tool("subtract", subtract, notify=True)
+        server.add_tool("subtract", subtract, notify=True, replace=True)  # asked twice: offered once
         return "subtract is now available"
 
     def subtract(x: int, y: int) -> int:
@@ -131,7 +131,7 @@ def main(argv=None) -> int:
     allow = args.allow.split(",") if args.allow else DEFAULT_ALLOW
     key = args.state_key.encode() if args.state_key else None
     if args.http:
-        serve_http(lambda: make_server(allow, key), port=args.port)
+        serve_http(make_server(allow, key), port=args.port)  # one catalog, shared by every session
     else:
         if sys.stdin.isatty():  # a person, not a host: say what this is and how to talk to it
             print("server_demo: an MCP server; it speaks JSON-RPC, one message a line, on stdin and stdout.\n"

@@ -9,6 +9,7 @@ and read the diff before committing it.
 """
 
 import contextlib
+import gc
 import http.client
 import json
 import os
@@ -630,6 +631,43 @@ def test_two_http_sessions_keep_separate_gates_allow_lists_and_catalogs():
             second.close()
 
 
+def test_http_sessions_share_one_catalog_and_each_hears_of_its_changes():
+    # Given an MCPServer, http_server opens each session with server.session(): one catalog, not a copy a
+    # session. A tool added in one session is offered in the other, and both are told list_changed.
+    catalog = server_demo.make_server()
+    with http_endpoint(catalog) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        first = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        second = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        try:
+            for transport in (first, second):
+                assert "result" in transport.send(initialize_request(1))
+                transport.send(notification("notifications/initialized"))
+            assert first.send(request(2, "tools/call", {"name": "enable_subtract", "arguments": {}})) == response(
+                2, text_result("subtract is now available"))
+            assert first.drain() == [notification("notifications/tools/list_changed")]
+            assert second.send(request(2, "tools/call", {"name": "subtract", "arguments": {"x": 5, "y": 3}})) == (
+                response(2, text_result("2")))
+            assert second.drain() == [notification("notifications/tools/list_changed")]
+        finally:
+            first.close()
+            second.close()
+
+
+def test_a_session_shares_the_catalog_and_starts_its_own_state():
+    # server.session() copies no tool: memory a session stays the same however large the catalog.
+    catalog = server_demo.make_server(allow=["add"])
+    catalog.handle(initialize_request(1))
+    session = catalog.session()
+    assert (session.tools is catalog.tools, session.resources is catalog.resources) == (True, True)
+    assert (session.allowed_tools, session.server_info) == ({"add"}, catalog.server_info)
+    assert session.handle(request(2, "tools/list")) == error_response(2, -32600, "server not initialized")
+    assert catalog.sharing() == [catalog, session]
+    del session
+    gc.collect()  # a server refers to itself (its bound handlers): the cycle collector frees it
+    assert catalog.sharing() == [catalog]  # a session that is gone is no longer told of changes
+
+
 def test_session_header_missing_is_400_and_unknown_is_404():
     # A handshake-era request must name a live session: none is 400, one the server never issued is 404.
     with http_endpoint() as port:
@@ -877,6 +915,19 @@ def test_log_and_progress_arrive_before_the_answer_and_progress_increases(kind):
         assert client.call_tool("count_slowly", {"n": 3}, progress=True) == text_result("counted to 3")
         assert wire[start:] == [count_call(2, 3, True)] + counting(2, 3, progress=True)
         assert [step["progress"] for step in seen] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_on_progress_is_called_as_each_step_arrives_not_after_the_answer(kind):
+    # Over a real wire the steps arrive while the tool still runs: when on_progress hears a step, the answer
+    # to the call (id 2) has not crossed yet. (In memory the server has finished before send returns.)
+    answered_when_heard = []
+    with connected(kind) as (client, wire):
+        client.on_progress = lambda params: answered_when_heard.append(
+            any(d == "←" and m.get("id") == 2 for d, m in wire))
+        client.initialize()
+        client.call_tool("count_slowly", {"n": 3}, progress=True)
+    assert answered_when_heard == [False, False, False]
 
 
 @pytest.mark.parametrize("kind", KINDS)
