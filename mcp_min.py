@@ -2325,11 +2325,11 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             if queued and "text/event-stream" in self.headers.get("Accept", ""):
                 body = "".join(f"event: message\ndata: {encode(m)}\n\n" for m in [*queued, reply]).encode()
                 content_type = "text/event-stream"
-            self.send_response(status)
-            for name, value in {**(headers or {}), "Content-Type": content_type, "Content-Length": str(len(body))}.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(body)
+            head = [f"HTTP/1.1 {status} {self.responses[status][0]}", f"Date: {self.date_time_string()}",
+                    f"Content-Type: {content_type}", f"Content-Length: {len(body)}"]
+            head += [f"{name}: {value}" for name, value in (headers or {}).items()]
+            # Status line, headers and body leave in one write: one packet for a small response, not two.
+            self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
 
     class Server(http.server.ThreadingHTTPServer):
         """http.server's threads, bounded: how many connections at once, how long one may take to arrive."""
