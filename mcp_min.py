@@ -812,13 +812,13 @@ class InMemoryTransport(Transport):
         self.server = server
 
     def send(self, message: dict) -> dict | None:
-        """json.dumps, json.loads, server.handle; the outbox and the response come back the same way."""
+        """json.dumps, json.loads, server.handle; the outbox and the response come back as JSON text too."""
         wire = json.dumps(self.traced("→", message))
         self.server.on_queue = self.carry  # what the server sends while it works crosses at once
         reply = self.server.handle(json.loads(wire))
         if self.server._outbox:
             self.carry()  # the outbox first: notifications arrive before the response
-        return self.traced("←", None if reply is None else json.loads(encode(reply)))
+        return self.traced("←", None if reply is None else DECODER.decode(encode(reply)))
 
     def carry(self):
         """Carry what the server queued across the JSON boundary; a question from the server is answered at once."""
