@@ -5,16 +5,15 @@ A host starts it as a subprocess (see README, "Point a real host at it"). The to
 plus count_slowly, which reports progress and logs while it runs.
 """
 
-import argparse
 import json
-import pathlib
+import os
 import sys
 import time
 from typing import Literal
 
 from mcp_min import Context, MCPServer, serve_http, serve_stdio
 
-LESSONS = pathlib.Path(__file__).resolve().parent / "lessons"
+LESSONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lessons")  # os.path: quicker to import than pathlib
 DEFAULT_ALLOW = ["add", "weather", "enable_subtract", "subtract", "search_docs", "count_lessons", "count_slowly"]
 POLICIES = {"refunds": "Refunds are granted within 30 days of purchase.",
             "security": "Report incidents within one hour to security@example.com.",
@@ -74,7 +73,7 @@ def make_server(allow=DEFAULT_ALLOW, state_key: bytes | None = None) -> MCPServe
         """Count the lessons of a course ("mcp" is the only one here)."""
         if course != "mcp":
             raise ValueError(f"unknown course {course!r}; this server knows only 'mcp'")
-        return len(sorted(LESSONS.glob("*.ipynb")))
+        return len(lesson_files())
 
     @server.tool()
     def count_slowly(n: int, ctx: Context) -> str:
@@ -104,34 +103,67 @@ def make_server(allow=DEFAULT_ALLOW, state_key: bytes | None = None) -> MCPServe
     return server
 
 
+def lesson_files() -> list:
+    """The lessons' notebook names, in order."""
+    return sorted(name for name in os.listdir(LESSONS) if name.endswith(".ipynb"))
+
+
 def lesson_cells() -> list:
     """Every markdown cell of every lesson: its notebook, index, title and text."""
     cells = []
-    for path in sorted(LESSONS.glob("*.ipynb")):
-        notebook = json.loads(path.read_text(encoding="utf-8"))
-        title = path.stem
+    for name in lesson_files():
+        with open(os.path.join(LESSONS, name), encoding="utf-8") as file:
+            notebook = json.load(file)
+        title = name.removesuffix(".ipynb")
         for index, cell in enumerate(notebook.get("cells", [])):
             text = "".join(cell.get("source", []))
             if cell.get("cell_type") != "markdown":
                 continue
             if index == 0 and text.startswith("#"):
                 title = text.split("\n")[0].lstrip("# ")
-            cells.append({"lesson": path.name, "cell": index, "title": title, "text": text})
+            cells.append({"lesson": name, "cell": index, "title": title, "text": text})
     return cells
+
+
+USAGE = """usage: python server_demo.py [--allow TOOL,...] [--http [--port PORT]] [--state-key KEY]
+
+  --allow TOOL,...  the session's allow-list (default: all but delete_db)
+  --http            serve Streamable HTTP instead of stdio
+  --port PORT       the HTTP port (default 8000; 0 picks a free one)
+  --state-key KEY   a fixed key for requestState signatures (reproducible transcripts)"""
+
+
+def options(argv: list) -> dict:
+    """The flags given, by name; --help prints the usage and exits 0, a mistake prints it and exits 2."""
+    given = {"--allow": None, "--http": False, "--port": "8000", "--state-key": None}  # four flags: no argparse
+    words = list(argv)
+    while words:
+        flag, has_value, value = words.pop(0).partition("=")
+        if flag in ("-h", "--help"):
+            print(USAGE)
+            raise SystemExit(0)
+        if flag == "--http" and not has_value:
+            given[flag] = True
+        elif flag in ("--allow", "--port", "--state-key") and has_value:  # --port=8001
+            given[flag] = value
+        elif flag in ("--allow", "--port", "--state-key") and words:  # --port 8001
+            given[flag] = words.pop(0)
+        else:
+            print(f"server_demo: {flag} is not an option here, or it lacks its value\n{USAGE}", file=sys.stderr)
+            raise SystemExit(2)
+    if not given["--port"].isdigit():
+        print(f"server_demo: --port takes a number, not {given['--port']!r}\n{USAGE}", file=sys.stderr)
+        raise SystemExit(2)
+    return given
 
 
 def main(argv=None) -> int:
     """Serve the demo over stdio (the default) or HTTP."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--allow", help="the session's allow-list, comma-separated (default: all but delete_db)")
-    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
-    parser.add_argument("--port", type=int, default=8000, help="the HTTP port (0 picks a free one)")
-    parser.add_argument("--state-key", help="a fixed key for requestState signatures (reproducible transcripts)")
-    args = parser.parse_args(argv)
-    allow = args.allow.split(",") if args.allow else DEFAULT_ALLOW
-    key = args.state_key.encode() if args.state_key else None
-    if args.http:
-        serve_http(make_server(allow, key), port=args.port)  # one catalog, shared by every session
+    given = options(sys.argv[1:] if argv is None else argv)
+    allow = given["--allow"].split(",") if given["--allow"] else DEFAULT_ALLOW
+    key = given["--state-key"].encode() if given["--state-key"] else None
+    if given["--http"]:
+        serve_http(make_server(allow, key), port=int(given["--port"]))  # one catalog, shared by every session
     else:
         if sys.stdin.isatty():  # a person, not a host: say what this is and how to talk to it
             print("server_demo: an MCP server; it speaks JSON-RPC, one message a line, on stdin and stdout.\n"

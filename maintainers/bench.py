@@ -57,10 +57,21 @@ STARTUP = [  # (row, what it imports, whether it has a no-cache column)
     ("python -c pass", "nothing", False),
     ("json-only server (floor)", "json", False),
     ("mcp_min alone", "mcp_min", True),
-    ("server_demo.py", "mcp_min, argparse, pathlib", True),
+    ("server_demo.py", "mcp_min, typing", True),
     ("official SDK server", "mcp, pydantic, anyio", False),
 ]
 SDK_ONLY_ROWS = {"official SDK server"}
+SESSION_CATALOGS = [10, 10_000]  # tools in the catalog whose HTTP sessions are weighed
+GOALS = [  # (row, what is compared, the goal): the README's last table, each checked against this run
+    ("in memory", "mcp_min ÷ floor", 0.85),
+    ("stdio, bare line driver", "mcp_min ÷ floor", 0.95),
+    ("stdio, each side's own client", "mcp_min ÷ floor", 0.85),
+    ("HTTP, bare driver", "mcp_min ÷ floor", 0.9),
+    ("tools/list, 10,000 tools", "mcp_min ÷ floor", 0.85),
+    ("memory a session, 10,000 tools", "÷ memory a session, 10 tools", -1.1),
+    ("mcp_min alone", "warm start-up ÷ floor", -1.1),
+    ("server_demo.py", "warm start-up ÷ floor", -1.3),
+]  # a goal below 0 is a ceiling (the ratio must be at most its size), above 0 a floor (at least)
 
 
 def catalog_row(size: int) -> str:
@@ -92,6 +103,7 @@ def rows(with_sdk: bool = True) -> list:
     labels += [catalog_row(n) for n in CATALOG_SIZES] + [argument_row(n) for n in ARGUMENT_SIZES]
     labels += [clients_row(n) for n in CLIENT_COUNTS]
     labels += [row for row, _, _ in STARTUP if with_sdk or row not in SDK_ONLY_ROWS]
+    labels += [row for row, _, _ in GOALS]
     return labels
 
 
@@ -795,6 +807,46 @@ def cells(values: dict, with_sdk: bool) -> list:
     return row
 
 
+def session_bytes(tools: int) -> float:
+    """Bytes a handshake session over HTTP holds, opened as http_server opens one: server.session(), initialized."""
+    import tracemalloc
+    server = mcp_min.MCPServer("weighed")
+    for i in range(tools):
+        server.add_tool(f"tool_{i}", lambda x, y: x + y, "Add two integers.",
+                        {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+                         "required": ["x", "y"]})
+    sessions = []
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for _ in range(20):
+        session = server.session()
+        session.handle(mcp_min.request(1, "initialize", INIT_PARAMS))
+        session.handle(mcp_min.notification("notifications/initialized"))
+        sessions.append(session)
+    held = (tracemalloc.get_traced_memory()[0] - before) / len(sessions)
+    tracemalloc.stop()
+    return held
+
+
+def goals_table(results: dict) -> list:
+    """Table 4 as Markdown lines: each goal, this run's ratio (median and range), and whether its median meets it."""
+    lines = [table_row(["goal", "compared", "wanted", "this run", "met"]), table_row(["---", "---", "---:", "---:", "---"])]
+    floor_start = results["json-only server (floor)"]["warm"]
+    weighed = [session_bytes(SESSION_CATALOGS[1]) / session_bytes(SESSION_CATALOGS[0]) for _ in range(3)]
+    for row, compared, goal in GOALS:
+        if row.startswith("memory"):
+            values = weighed
+        elif row in [name for name, _, _ in STARTUP]:
+            values = ratios(results[row]["warm"], floor_start)
+        else:
+            values = ratios(results[row]["mcp_min"], results[row]["floor"])
+        median = statistics.median(values)
+        met = median >= goal if goal > 0 else median <= -goal
+        lines.append(table_row([row, compared, f"{'≥' if goal > 0 else '≤'} {abs(goal)}", spread(values),
+                                "yes" if met else "no"]))
+    return lines
+
+
 def startup_table(results: dict, with_sdk: bool) -> list:
     """Table 3 as Markdown lines: milliseconds, and each warm launch ÷ the floor's, round by round."""
     lines = [table_row(["launch, then the answer to ping", "imports", "no .pyc cache, ms", "warm .pyc cache, ms",
@@ -887,6 +939,15 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "",
         "`python maintainers/bench.py --parse` compares `parse()`, with its depth guard, against `json.loads` on the messages "
         "that stress the guard.",
+        "",
+        "### Goals",
+        "",
+        *goals_table(results),
+        "",
+        "- Each goal is met or not by the median of this run's ratios, from the tables above; *memory a session* "
+        "weighs, with `tracemalloc` and three times, 20 handshake sessions opened as `http_server` opens them (`server.session()`, then the "
+        f"handshake) on catalogs of {SESSION_CATALOGS[0]:,} and {SESSION_CATALOGS[1]:,} tools: the sessions share "
+        "their server's catalog, so a session weighs the same whatever its size.",
     ]
     return "\n".join(line if line.startswith(("|", "#")) else prose(line) for line in lines)
 
@@ -922,7 +983,7 @@ def table_rows(section: str) -> list:
     return [label for label in labels if label not in HEADERS]
 
 
-HEADERS = {"path", "scale", "launch, then the answer to ping", "case"}
+HEADERS = {"path", "scale", "launch, then the answer to ping", "case", "goal"}
 
 
 def check_readme() -> list:
