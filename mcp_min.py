@@ -1658,7 +1658,7 @@ def cancel(self, message: dict, reason: str):
 # ---------------------------------------------------------------------------------------------------
 
 MAX_DEPTH = 100  # arrays and objects nested deeper are refused: json.loads would recurse that deep
-SHORT_MESSAGE = 1024  # bytes: below this, a pass over every byte costs less than leaping with find()
+SHORT_MESSAGE = 1024  # bytes: below this, a message is parsed first and its depth measured after
 WALKED_STRINGS = 32  # strings leapt over one by one before the rest of a message is taken in bulk
 ONE_KIND = bytes.maketrans(b"{}", b"[]")  # depth is all that is measured; json.loads checks the pairs match
 NOT_STRUCTURE = bytes(sorted(set(range(256)) - set(b'[]{}"')))  # the bytes that neither nest nor quote
@@ -1671,32 +1671,47 @@ def parse(data: bytes | str):
             wire, text = data, data.decode("utf-8")
         else:
             wire, text = data.encode("utf-8", "surrogatepass"), data
-        # A short message is counted, brackets in strings and all: most hold far too few to nest MAX_DEPTH deep.
-        few = len(wire) < SHORT_MESSAGE and wire.count(b"[") + wire.count(b"{") <= MAX_DEPTH
-        if not few and nesting(wire) > MAX_DEPTH:  # checked first: json.loads would recurse as deep as it goes
+        if len(wire) >= SHORT_MESSAGE and nesting(wire) > MAX_DEPTH:  # checked before json.loads reads megabytes
             raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-        return DECODER.decode(text)
+        message = DECODER.decode(text)
+        # A short message is parsed first (it nests 512 levels at most, which json.loads survives), then
+        # measured, if it holds brackets enough: nesting d levels deep takes d openers and d closers.
+        if 2 * MAX_DEPTH < len(wire) < SHORT_MESSAGE and wire.count(b"[") + wire.count(b"{") > MAX_DEPTH:
+            if depth(message) > MAX_DEPTH:
+                raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+        return message
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError too
         raise RPCError(PARSE_ERROR, f"parse error: {str(exc)[:100]}")
 
 
+def depth(value) -> int:
+    """How deep arrays and objects nest in a parsed value (0 for a string or a number), level by level."""
+    level, containers = 0, [value] if isinstance(value, (dict, list)) else []
+    while containers:
+        level += 1
+        items = []
+        for container in containers:
+            items.extend(container.values() if isinstance(container, dict) else container)
+        containers = [item for item in items if isinstance(item, (dict, list))]
+    return level
+
+
 def nesting(wire: bytes) -> int:
-    """How deep arrays and objects nest in wire, brackets in strings aside; a bound when too few to pass MAX_DEPTH."""
+    """How deep arrays and objects nest in a long wire, brackets in strings aside; a bound when too few to pass MAX_DEPTH."""
     # A long message may hold too few brackets to nest MAX_DEPTH deep, strings and all: find() leaps from one
     # to the next at memory speed (counting would read every byte) and stops once there are enough.
-    if len(wire) >= SHORT_MESSAGE:
-        brackets = 0
-        for opener in (b"[", b"{"):
-            at = wire.find(opener)
-            while at >= 0 and brackets <= MAX_DEPTH:
-                brackets, at = brackets + 1, wire.find(opener, at + 1)
-        if brackets <= MAX_DEPTH:
-            return brackets
+    brackets = 0
+    for opener in (b"[", b"{"):
+        at = wire.find(opener)
+        while at >= 0 and brackets <= MAX_DEPTH:
+            brackets, at = brackets + 1, wire.find(opener, at + 1)
+    if brackets <= MAX_DEPTH:
+        return brackets
     # Then only the brackets outside strings count. find() leaps over a long string too, so a long message's
     # first strings are stepped over one by one; an escaped quote ends the walk, and if it skipped little
     # (many short strings), the bulk below takes the whole message instead.
     outside, start = [], 0
-    for _ in range(WALKED_STRINGS if len(wire) >= SHORT_MESSAGE else 0):
+    for _ in range(WALKED_STRINGS):
         opening = wire.find(b'"', start)
         closing = wire.find(b'"', opening + 1) if opening >= 0 else -1
         if closing < 0 or wire.endswith(b"\\", opening + 1, closing):
