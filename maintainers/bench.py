@@ -90,10 +90,10 @@ def clients_row(count: int) -> str:
 
 
 def size_text(size: int) -> str:
-    """100 B, 10 kB, 3.9 MB."""
+    """100 B, 10 kB, 3.9 MB: three significant figures at most."""
     for unit, scale in (("MB", 1_000_000), ("kB", 1_000)):
         if size >= scale:
-            return f"{size / scale:g} {unit}"
+            return f"{size / scale:.3g} {unit}"
     return f"{size} B"
 
 
