@@ -400,12 +400,17 @@ def test_the_readmes_own_server_runs_verbatim_from_another_folder(tmp_path):
 @pytest.mark.skipif(os.environ.get("MCP_MIN_PIP_TEST") != "1", reason="installs into a new venv: set MCP_MIN_PIP_TEST=1 (.ci/run does)")
 @pytest.mark.parametrize("editable", [True, False], ids=["pip install -e .", "pip install ."])
 def test_pip_install_makes_mcp_min_importable_from_any_folder(tmp_path, editable):
-    # A venv of its own, the project installed into it, then imported from an unrelated folder.
+    # A venv of its own, the project installed into it, then imported from an unrelated folder. pip builds in
+    # the folder it installs from (build/, mcp_min.egg-info/): a copy of the project's packaging, not the clone.
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("pyproject.toml", "mcp_min.py"):
+        (project / name).write_bytes((HERE / name).read_bytes())
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    done = subprocess.run(pip + (["-e", str(HERE)] if editable else [str(HERE)]), capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(pip + (["-e", str(project)] if editable else [str(project)]), capture_output=True,
+                          text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import mcp_min; print(mcp_min.MCPServer.__name__)"],
                            capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path)
