@@ -1,5 +1,12 @@
 """The course's demo server: python server_demo.py (stdio), or --http to serve http://127.0.0.1:PORT/mcp.
 
+usage: python server_demo.py [--allow TOOL,...] [--http [--port PORT]] [--state-key KEY]
+
+  --allow TOOL,...  the session's allow-list (default: all but delete_db)
+  --http            serve Streamable HTTP instead of stdio
+  --port PORT       the HTTP port (default 8000; 0 picks a free one)
+  --state-key KEY   a fixed key for requestState signatures (reproducible transcripts)
+
 A host starts it as a subprocess (see README, "Point a real host at it"). The tools are course 000's
 (add, weather, delete_db, subtract added at runtime) and course 004's (search_docs, count_lessons),
 plus count_slowly, which reports progress and logs while it runs.
@@ -125,36 +132,32 @@ def lesson_cells() -> list:
     return cells
 
 
-USAGE = """usage: python server_demo.py [--allow TOOL,...] [--http [--port PORT]] [--state-key KEY]
-
-  --allow TOOL,...  the session's allow-list (default: all but delete_db)
-  --http            serve Streamable HTTP instead of stdio
-  --port PORT       the HTTP port (default 8000; 0 picks a free one)
-  --state-key KEY   a fixed key for requestState signatures (reproducible transcripts)"""
 
 
 def options(argv: list) -> dict:
-    """The flags given, by name; --help prints the usage and exits 0, a mistake prints it and exits 2."""
+    """The flags given, by name; --help prints the usage and exits 0, a mistake says what it is and exits 2."""
     given = {"--allow": None, "--http": False, "--port": "8000", "--state-key": None}  # four flags: no argparse
     words = list(argv)
     while words:
-        flag, has_value, value = words.pop(0).partition("=")
+        flag = words.pop(0)
         if flag in ("-h", "--help"):
-            print(USAGE)
+            print(__doc__)  # the module's docstring is the usage
             raise SystemExit(0)
-        if flag == "--http" and not has_value:
+        if flag == "--http":
             given[flag] = True
-        elif flag in ("--allow", "--port", "--state-key") and has_value:  # --port=8001
-            given[flag] = value
-        elif flag in ("--allow", "--port", "--state-key") and words:  # --port 8001
+        elif flag in given and words:  # --port 8001: a flag, then its value
             given[flag] = words.pop(0)
         else:
-            print(f"server_demo: {flag} is not an option here, or it lacks its value\n{USAGE}", file=sys.stderr)
-            raise SystemExit(2)
+            return usage_error(f"{flag} is not an option here, or it lacks its value")
     if not given["--port"].isdigit():
-        print(f"server_demo: --port takes a number, not {given['--port']!r}\n{USAGE}", file=sys.stderr)
-        raise SystemExit(2)
+        return usage_error(f"--port takes a number, not {given['--port']!r}")
     return given
+
+
+def usage_error(problem: str):
+    """Say what is wrong on stderr, in one line; exit 2, as a command line mistake does."""
+    print(f"server_demo: {problem}; python server_demo.py --help lists the flags", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def main(argv=None) -> int:

@@ -312,7 +312,7 @@ DEMO_DEFAULTS = {"--allow": None, "--http": False, "--port": "8000", "--state-ke
 @pytest.mark.parametrize("argv, given", [
     ([], DEMO_DEFAULTS),
     (["--http", "--port", "0"], {**DEMO_DEFAULTS, "--http": True, "--port": "0"}),
-    (["--port=8001", "--allow", "add,weather"], {**DEMO_DEFAULTS, "--port": "8001", "--allow": "add,weather"}),
+    (["--port", "8001", "--allow", "add,weather"], {**DEMO_DEFAULTS, "--port": "8001", "--allow": "add,weather"}),
     (["--state-key", "k", "--http"], {**DEMO_DEFAULTS, "--state-key": "k", "--http": True}),
 ])
 def test_server_demo_reads_its_four_flags(argv, given):
@@ -323,19 +323,20 @@ def test_server_demo_reads_its_four_flags(argv, given):
 @pytest.mark.parametrize("argv, said", [
     (["--htp"], "server_demo: --htp is not an option here, or it lacks its value"),
     (["--port"], "server_demo: --port is not an option here, or it lacks its value"),
-    (["--http=yes"], "server_demo: --http is not an option here, or it lacks its value"),
+    (["--port=8001"], "server_demo: --port=8001 is not an option here, or it lacks its value"),
     (["--port", "eighty"], "server_demo: --port takes a number, not 'eighty'"),
 ])
-def test_server_demo_refuses_a_mistaken_flag_with_its_usage_and_status_2(argv, said):
+def test_server_demo_refuses_a_mistaken_flag_in_one_line_and_status_2(argv, said):
     done = subprocess.run([*DEMO, *argv], capture_output=True, text=True, timeout=TIMEOUT, cwd=HERE)
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr.splitlines()[:2] == [said, "usage: python server_demo.py [--allow TOOL,...] [--http [--port PORT]] [--state-key KEY]"]
+    assert done.stderr == said + "; python server_demo.py --help lists the flags\n"
 
 
 def test_server_demo_help_prints_its_usage_and_exits_0():
     done = subprocess.run([*DEMO, "--help"], capture_output=True, text=True, timeout=TIMEOUT, cwd=HERE)
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout.startswith("usage: python server_demo.py ") and "--state-key KEY" in done.stdout
+    assert "usage: python server_demo.py [--allow TOOL,...] [--http [--port PORT]] [--state-key KEY]" in done.stdout
+    assert "--state-key KEY" in done.stdout
 
 
 OLD_PYTHONS = sorted(pathlib.Path("/root/.pyenv/versions").glob("3.[6-9].*/bin/python"))
