@@ -582,9 +582,7 @@ class BoardProcess:
 
     def read_stderr_line(self) -> str:
         """The next line on the board's stderr, within TIMEOUT."""
-        if not select.select([self.process.stderr], [], [], TIMEOUT)[0]:
-            raise TimeoutError("the board printed nothing on stderr")
-        return self.process.stderr.readline().decode()
+        return stderr_line(self.process, "the board printed no line on stderr")
 
     def send(self, message, answers: int = 1) -> list:
         """Write one line (a dict is encoded); read the answers it brings."""
@@ -798,19 +796,33 @@ def test_the_board_answers_only_local_names_and_its_own_paths():
         assert "<script src" not in html and "<link" not in html and "http" not in html.split("<script>")[1]
 
 
+def stderr_line(process: subprocess.Popen, silence: str) -> str:
+    """The next line on process's stderr within TIMEOUT, read a byte at a time from its file descriptor.
+
+    readline() on the buffered pipe may read the lines after this one too, and keep them where select()
+    cannot see them: the wait for the next line would then time out with that line already read.
+    """
+    fd, line, deadline = process.stderr.fileno(), b"", time.monotonic() + TIMEOUT
+    while not line.endswith(b"\n"):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            raise TimeoutError(f"{silence}; so far {line!r}")
+        byte = os.read(fd, 1)
+        if not byte:
+            raise EOFError(f"{silence}: the process closed its stderr; so far {line!r}")
+        line += byte
+    return line.decode()
+
+
 def test_client_demo_board_serves_every_session_of_the_demo(tmp_path):
     # client_demo.py --board: one in-process board, fed by the client's trace hook, three sessions on one page.
     demo = subprocess.Popen([PYTHON, "client_demo.py", "--board", "--transport", "memory"], cwd=HERE,
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        if not select.select([demo.stderr], [], [], TIMEOUT)[0]:
-            raise TimeoutError("client_demo printed no URL")
-        url = demo.stderr.readline().decode().split()[1]
+        url = stderr_line(demo, "client_demo printed no URL").split()[1]
         line = ""
         while not line.startswith("board:"):  # the server's own stderr comes first (a tool's failure, reported)
-            if not select.select([demo.stderr], [], [], TIMEOUT)[0]:
-                raise TimeoutError("client_demo did not finish its sessions")
-            line = demo.stderr.readline().decode()
+            line = stderr_line(demo, "client_demo did not finish its sessions")
         assert line == f"board: the demo is over; the page stays at {url} until you press Enter\n"
         with urllib.request.urlopen(url + "session", timeout=TIMEOUT) as reply:
             seen = json.loads(reply.read())
