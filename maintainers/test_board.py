@@ -31,6 +31,7 @@ from board import Board, Fault, Session
 from mcp_min import (STATELESS_CAPABILITIES, CLIENT_CAPABILITIES_KEY, InMemoryTransport, MCPClient, PROTOCOL_VERSION_KEY, RPCError,
                      error_response, notification, request, response)
 from server_demo import make_server
+from test_transports import LinePipe
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 PYTHON = sys.executable
@@ -569,8 +570,8 @@ def test_fault_leaves_lines_it_does_not_name_as_they_were():
 # The relay on real pipes, and the viewers over HTTP
 # ---------------------------------------------------------------------------------------------------
 
-class BoardProcess:
-    """board.py with a host written in raw lines: every read has a deadline."""
+class BoardProcess(LinePipe):
+    """board.py with a host written in raw lines: every read has a deadline (LinePipe's, and stderr's too)."""
 
     def __init__(self, *options: str, server: list = DEMO):
         self.process = subprocess.Popen(BOARD + ["--log", os.devnull, *options, "--"] + server, cwd=HERE,
@@ -591,19 +592,8 @@ class BoardProcess:
         return [self.read_line() for _ in range(answers)]
 
     def read_line(self) -> bytes:
-        """The next whole line on the board's stdout, within TIMEOUT."""
-        deadline = time.monotonic() + TIMEOUT
-        while b"\n" not in self.buffer:
-            remaining = deadline - time.monotonic()
-            fd = self.process.stdout.fileno()
-            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-                raise TimeoutError(f"no line within {TIMEOUT} s; so far {self.buffer!r}")
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                raise EOFError(f"the board closed its stdout; so far {self.buffer!r}")
-            self.buffer += chunk
-        head, _, self.buffer = self.buffer.partition(b"\n")
-        return head
+        """The next whole line on the board's stdout, within TIMEOUT, without its newline."""
+        return super().read_line().removesuffix(b"\n")
 
     def get(self, path: str) -> dict:
         """GET a JSON document from the board."""
