@@ -7,12 +7,7 @@
     python client_demo.py --board             # also draw every message on the wire board (board.py) in a browser
 """
 
-import argparse
-import json
-import pathlib
-import subprocess
-import sys
-import time
+import argparse, json, pathlib, subprocess, sys, time
 
 from mcp_min import (HttpTransport, InMemoryTransport, MCPClient, RPCError, StdioTransport, print_trace,
                      request)
@@ -78,6 +73,14 @@ def attempt(call):
         print(f"  (RPCError {exc.code}: {exc.message})")
 
 
+def await_subtract(client: MCPClient):
+    """Pump notifications until list_changed has brought subtract into tools_cache, then show the cache."""
+    deadline = time.monotonic() + 5  # over HTTP the stream has a connection of its own: it may lag the response
+    while "subtract" not in [tool["name"] for tool in client.tools_cache] and time.monotonic() < deadline:
+        client._pump_notifications()
+    print(f"  tools_cache now: {[tool['name'] for tool in client.tools_cache]}")
+
+
 def part_one(kind: str):
     """Course 000's worked trace, then each error of the tool lattice once."""
     transport, stop = open_transport(kind, "part 1: the handshake era (course 000)")
@@ -92,10 +95,7 @@ def part_one(kind: str):
     attempt(lambda: client.call_tool("delete_db"))
     caption("6. enable_subtract registers subtract with notify=True; list_changed arrives first, the client re-lists")
     client.call_tool("enable_subtract")
-    deadline = time.monotonic() + 5  # over HTTP the stream has a connection of its own: it may lag the response
-    while "subtract" not in [tool["name"] for tool in client.tools_cache] and time.monotonic() < deadline:
-        client._pump_notifications()
-    print(f"  tools_cache now: {[tool['name'] for tool in client.tools_cache]}")
+    await_subtract(client)
     caption("lattice: an unknown tool is -32601")
     attempt(lambda: client.call_tool("drop_tables"))
     caption("lattice: a missing required argument is -32602")
@@ -125,10 +125,7 @@ def part_two(kind: str):
     attempt(lambda: client.call_tool("drop_tables"))
     caption("enable_subtract: list_changed comes on the listen stream, tagged with its id; the client re-lists")
     client.call_tool("enable_subtract")
-    deadline = time.monotonic() + 5  # over HTTP the stream has a connection of its own: it may lag the response
-    while "subtract" not in [tool["name"] for tool in client.tools_cache] and time.monotonic() < deadline:
-        client._pump_notifications()
-    print(f"  tools_cache now: {[tool['name'] for tool in client.tools_cache]}")
+    await_subtract(client)
     caption("a request that names an old version in _meta: -32022 lists the versions served")
     meta = {"io.modelcontextprotocol/protocolVersion": "2025-06-18", "io.modelcontextprotocol/clientCapabilities": {}}
     transport.send(request(client.next_id, "tools/list", {"_meta": meta}))
@@ -175,10 +172,7 @@ def main(argv=None) -> int:
     if args.board:
         BOARD.end()
         print(f"board: the demo is over; the page stays at {url} until you press Enter", file=sys.stderr, flush=True)
-        try:
-            input()
-        except EOFError:
-            pass  # no terminal (a test, a pipe): the demo ends here
+        sys.stdin.readline()  # at the end of a pipe (a test) this returns at once: the demo ends
     return 0
 
 

@@ -12,10 +12,7 @@ A host starts it as a subprocess (see README, "Point a real host at it"). The to
 plus count_slowly, which reports progress and logs while it runs.
 """
 
-import json
-import os
-import sys
-import time
+import json, os, sys, time
 from typing import Literal
 
 from mcp_min import Context, MCPServer, serve_http, serve_stdio
