@@ -1677,7 +1677,7 @@ def parse(data: bytes | str):
         # A short message is parsed first (it nests 512 levels at most, which json.loads survives), then
         # measured, if it holds brackets enough: nesting d levels deep takes d openers and d closers.
         if 2 * MAX_DEPTH < len(wire) < SHORT_MESSAGE and wire.count(b"[") + wire.count(b"{") > MAX_DEPTH:
-            if depth(message) > MAX_DEPTH:
+            if wire.count(b"]") + wire.count(b"}") > MAX_DEPTH and depth(message) > MAX_DEPTH:
                 raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
         return message
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError too
