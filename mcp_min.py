@@ -500,23 +500,6 @@ CONTENT_BLOCKS = {"text": ("text",), "image": ("data", "mimeType"), "audio": ("d
                   "resource_link": ("uri", "name"), "resource": ("resource",)}
 
 
-def extend(cls):
-    """Decorator: add the function below to cls as a method; how a later section grows an earlier one's class."""
-    def add(method):
-        setattr(cls, method.__name__, method)
-        return method
-    return add
-
-
-def serves(method: str):
-    """Decorator: add the function below to MCPServer as the handler of method, in its flat table."""
-    def add(handler):
-        setattr(MCPServer, handler.__name__, handler)
-        MCPServer.HANDLERS[method] = handler.__name__
-        return handler
-    return add
-
-
 def param(params: dict, key: str, python_type: type, default=None):
     """params[key] (or default, if given, when the key is absent) if of python_type; else INVALID_PARAMS naming the key."""
     value = params.get(key, default)
@@ -619,6 +602,12 @@ def malformed(reply) -> str | None:
     if not isinstance(error, dict) or type(error.get("code")) is not int or not isinstance(error.get("message"), str):
         return "error is not an object with an integer code and a string message"
     return None
+
+
+# What a server may ask its client while it serves a request (section 7), and the capability a client
+# declares for each question it can answer.
+QUESTION_CAPABILITIES = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling",
+                         "roots/list": "roots"}
 
 
 class MCPClient:
@@ -836,6 +825,23 @@ class InMemoryTransport(Transport):
 # its docstring its description; what it returns becomes content blocks. Resources may be URI templates;
 # every */list answers in pages; and the small methods real hosts call: logging, subscriptions, completions.
 # ---------------------------------------------------------------------------------------------------
+
+def extend(cls):
+    """Decorator: add the function below to cls as a method; how a later section grows an earlier one's class."""
+    def add(method):
+        setattr(cls, method.__name__, method)
+        return method
+    return add
+
+
+def serves(method: str):
+    """Decorator: add the function below to MCPServer as the handler of method, in its flat table."""
+    def add(handler):
+        setattr(MCPServer, handler.__name__, handler)
+        MCPServer.HANDLERS[method] = handler.__name__
+        return handler
+    return add
+
 
 LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]  # RFC 5424
 
@@ -1229,9 +1235,6 @@ def limit_wait(self, seconds: float | None):
 # question as a request of the server's own (section 8).
 # ---------------------------------------------------------------------------------------------------
 
-# What a server may ask its client while it serves a request, and the capability each needs.
-QUESTION_CAPABILITIES = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling",
-                         "roots/list": "roots"}
 STATE_TTL_S = 600  # a requestState is refused after ten minutes: time enough for a person to answer
 ASK_TIMEOUT_S = 300  # how long a handshake-era function waits for the client's answer
 MAX_INPUT_ROUNDS = 10  # input_required retries before the client gives up (the SDK's bound too)
