@@ -135,8 +135,8 @@ def transcript_block() -> str:
 
 
 def module_sizes() -> tuple:
-    """(code lines before section 5, code lines in all, explaining lines) of mcp_min.py: code is not blank,
-    not a comment and not a docstring."""
+    """(code lines before section 5, code lines in all, explaining lines, the line of MCPServer.handle) of
+    mcp_min.py: code is not blank, not a comment and not a docstring."""
     import ast
     text = (HERE / "mcp_min.py").read_text(encoding="utf-8")
     lines = text.splitlines()
@@ -150,15 +150,16 @@ def module_sizes() -> tuple:
             if line.strip() and not line.strip().startswith("#") and number not in docs]
     explaining = sum(1 for line in lines if line.strip()) - len(code)
     section_5 = [number for number, line in enumerate(lines, 1) if line.startswith("# ---- 5. ")][0]
-    return sum(1 for number in code if number < section_5), len(code), explaining
+    handle = [number for number, line in enumerate(lines, 1) if line.startswith("    def handle(")][0]
+    return sum(1 for number in code if number < section_5), len(code), explaining, handle
 
 
 def sizes_block() -> str:
     """What belongs between README.md's sizes markers: the module's sizes, measured."""
-    lab, whole, explaining = module_sizes()
+    lab, whole, explaining, handle = module_sizes()
     return (f"Sizes (lines of code: not blank, not a comment, not a docstring): sections 1-4, course 000's lab, {lab:,};"
             f" the whole\nmodule {whole:,}, with {explaining:,} lines of comments and docstrings (one for every"
-            f" {whole / explaining:.1f} of code).")
+            f" {whole / explaining:.1f} of code). `handle` is at line {handle}.")
 
 
 TRANSCRIPT_WIDTH = 150  # README lines are cut here; maintainers/transcripts/ holds them as the demo prints them
