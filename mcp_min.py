@@ -17,8 +17,9 @@ before it. The banners carry the section numbers the lessons use:
   10. Streamable HTTP             http_server, HttpTransport: one POST a message
   11. The wire tap                python mcp_min.py tap -- <server command>
 
-A later section grows a class of an earlier one with @extend (a method added) or @serves (a handler added
-to the server's flat table), so that the classes read in the course's order.
+A later section grows a class of an earlier one with @extend (a method added, or one taking the place of an
+earlier method that it keeps and calls) or @serves (a handler added to the server's flat table), so that the
+classes read in the course's order and no section names anything defined below it.
 
 Glossary (one word per concept; the module, demos, tests and lessons use no synonyms):
   message       one JSON-RPC object on the wire: a request, a notification or a response
@@ -167,7 +168,6 @@ def encode(message: dict) -> str:
     except (TypeError, ValueError) as exc:
         return json.dumps(error_response(message.get("id"), INTERNAL_ERROR, f"internal error: {exc}"[:200]))
 
-
 # ---------------------------------------------------------------------------------------------------
 # ---- 2. The server ----
 # One catalog, one session: handle() checks the message, the gate checks the session, _dispatch picks a
@@ -254,11 +254,12 @@ class MCPServer:
             # A batch (a list) or a scalar: no request object, no id to respond to (batches left in 2025-06-18).
             return error_response(None, INVALID_REQUEST, "a message must be a JSON object")
         if "method" not in message and ("result" in message or "error" in message):
-            self._receive_response(message)  # the client answering a question this server asked
+            self._receive_response(message)  # the client answering a question this server asked (section 8)
             return None
         id = message.get("id") if valid_id(message.get("id")) else None  # an id we cannot echo is null
-        ctx = Context(self, id, message.get("params") if isinstance(message.get("params"), dict) else {}, stream)
-        later = False  # subscriptions/listen is answered when its stream ends, not now
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        ctx = Context(self, id, message.get("method"), params, stream)
+        later = False  # subscriptions/listen is answered when its stream ends, not now (section 8)
         try:
             result = self._serve(message, ctx)
             later = result is None
@@ -272,7 +273,7 @@ class MCPServer:
         return reply
 
     def _serve(self, message: dict, ctx):
-        """Check the message, pick its era, pass the handshake gate, and dispatch."""
+        """Check the message; hand a notification to _notice, and a request to the gate."""
         if message.get("jsonrpc") != JSONRPC:
             raise RPCError(INVALID_REQUEST, 'jsonrpc must be "2.0"')
         if not is_notification(message) and not valid_id(message["id"]):
@@ -282,34 +283,36 @@ class MCPServer:
             raise RPCError(INVALID_REQUEST, "method must be a string")
         if not isinstance(params, dict):
             raise RPCError(INVALID_REQUEST, "params must be an object")
-        if "_meta" in params:
-            param(params, "_meta", dict)  # read by the era check, Context and the stateless era
         if is_notification(message):
-            if method == "notifications/initialized" and self.protocol_version:
-                self._initialized = True  # the session is live only now (course 000, step 3)
-            if method == "notifications/cancelled":
-                self._cancel(params.get("requestId"))
-            return None  # notifications/roots/list_changed and the rest: nothing to do here
-        with self._lock:
-            self._running[ctx.id] = ctx  # notifications/cancelled finds it here while it runs
-        try:
-            if is_stateless(message):
-                return self._serve_stateless(method, params, ctx)
-            # The handshake gate (course 000): nothing but initialize and ping before `initialized`.
-            if not self._initialized and method not in ("initialize", "ping"):
-                raise RPCError(NOT_INITIALIZED, "server not initialized")
-            return self._dispatch(method, params, ctx)
-        finally:
-            with self._lock:
-                if self._running.get(ctx.id) is ctx:
-                    del self._running[ctx.id]
+            self._notice(method, params)
+            return None
+        return self._gate(message, method, params, ctx)
 
-    def _dispatch(self, method: str, params: dict, ctx, stateless: bool = False):
+    def _notice(self, method: str, params: dict):
+        """A notification from the client: notifications/initialized opens the session; the rest change nothing here."""
+        if method == "notifications/initialized" and self.protocol_version:
+            self._initialized = True  # the session is live only now (course 000, step 3)
+
+    def _gate(self, message: dict, method: str, params: dict, ctx):
+        """The handshake gate (course 000): nothing but initialize and ping before `initialized`."""
+        if not self._initialized and method not in ("initialize", "ping"):
+            raise RPCError(NOT_INITIALIZED, "server not initialized")
+        return self._dispatch(method, params, ctx)
+
+    def _dispatch(self, method: str, params: dict, ctx):
         """Route a method to its handler: the flat table of course 000."""
         handler = self._handlers.get(method)
-        if handler is None or (stateless and method in HANDSHAKE_ONLY) or (not stateless and method in STATELESS_ONLY):
+        if handler is None:
             raise RPCError(METHOD_NOT_FOUND, f"method not found: {method}")
         return handler(params, ctx)
+
+    def _receive_response(self, message: dict):
+        """Hand the client's response to the function that asked (section 8); a response to nothing asked is dropped."""
+        if valid_id(message.get("id")):
+            with self._lock:
+                slot = self._waiting.pop(message["id"], None)
+            if slot:
+                slot.put(message)
 
     # -- the handlers, each under the request it serves --
 
@@ -341,14 +344,10 @@ class MCPServer:
         if self.allowed_tools is not None and name not in self.allowed_tools:
             raise RPCError(TOOL_NOT_ALLOWED, f"tool '{name}' not permitted for this session")  # before it runs
         check_arguments(tool["spec"]["inputSchema"], arguments)
-        ctx.answers = self._answers("tools/call", name, arguments, params)
-        ctx.require(tool["requires"])  # a tool may say up front what it cannot run without
         try:
-            return tool_result(call(tool["fn"], **arguments, **ctx.as_argument(tool["context"])))
-        except InputRequired as ask:  # 2026-07-28: the client answers, then sends the call again
-            return self._input_required(ask, "tools/call", name, arguments, ctx.answers)
+            return tool_result(self._run(tool, arguments, ctx))
         except RPCError:
-            raise  # a deliberate protocol error (a missing client capability): an error response
+            raise  # a deliberate protocol error (a capability the client lacks, section 7): an error response
         except (Exception, SystemExit) as exc:  # sys.exit() in a tool must not end the server
             report(f"the tool {name} failed", exc)  # the server's author sees where, on stderr
             # The tool failed, the protocol did not: a result the model can read and react to.
@@ -359,29 +358,20 @@ class MCPServer:
         return self._page("resources", [resource["spec"] for resource in self.resources.values()], params)
 
     def _read_resource(self, params, ctx):
-        # resources/read {uri}: a static resource, else the first template that matches
+        # resources/read {uri}
         uri = param(params, "uri", str)
         resource, variables = self._find_resource(uri)
         if resource is None:
             raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
-        ctx.answers = self._answers("resources/read", uri, {}, params)
         try:
-            content = call(resource["read"], **variables, **ctx.as_argument(resource["context"]))
-        except KeyError:  # the template's function does not know this name
+            content = self._run(resource, variables, ctx)
+        except KeyError:  # a URI template's function does not know this name (section 5)
             raise RPCError(INVALID_PARAMS, f"unknown resource: {uri}", {"uri": uri})
-        except InputRequired as ask:
-            return self._input_required(ask, "resources/read", uri, {}, ctx.answers)
         return {"contents": [resource_contents(uri, content, resource["spec"]["mimeType"])]}
 
     def _find_resource(self, uri: str) -> tuple:
-        """The resource at uri, or the first template it matches with its variables; (None, {}) if none."""
-        if uri in self.resources:
-            return self.resources[uri], {}
-        for template in list(self.templates.values()):
-            variables = template_variables(template["pattern"], uri, template["spanning"])
-            if variables is not None:
-                return template, variables
-        return None, {}
+        """The resource at uri, and the variables its function takes (none here); (None, {}) if there is none."""
+        return self.resources.get(uri), {}
 
     def _list_prompts(self, params, ctx):
         # prompts/list {cursor?}
@@ -399,74 +389,53 @@ class MCPServer:
             if argument["required"] and argument["name"] not in arguments:
                 raise RPCError(INVALID_PARAMS, f"missing prompt variable: {argument['name']}")
         filled = {key: arguments[key] for key in known if key in arguments}
-        ctx.answers = self._answers("prompts/get", name, filled, params)
-        try:
-            rendered = call(prompt["render"], **filled, **ctx.as_argument(prompt["context"]))
-        except InputRequired as ask:
-            return self._input_required(ask, "prompts/get", name, filled, ctx.answers)
+        rendered = self._run(prompt, filled, ctx)
         return {"description": prompt["spec"]["description"], "messages": prompt_messages(rendered)}
 
+    def _page(self, key: str, items: list, params: dict) -> dict:
+        """A */list result: the items under key (section 5 cuts a long list into pages)."""
+        return {key: items}
+
+    def _run(self, entry: dict, arguments: dict, ctx):
+        """Call a catalog entry's function (a tool, a resource's reader, a prompt's renderer) with the client's arguments."""
+        return entry["fn"](**arguments)
 
     # -- the catalog; registering with notify=True queues list_changed in the outbox --
 
     def add_tool(self, name: str, fn, description: str = "", input_schema: dict | None = None,
-                 notify: bool = False, headers: dict | None = None, requires: tuple = (), replace: bool = False):
-        """Offer fn as a tool; without input_schema, derive it from fn's signature. Returns fn.
+                 notify: bool = False, replace: bool = False, **more):
+        """Offer fn as a tool, its arguments described by input_schema (none: it takes none). Returns fn.
 
-        headers maps an argument to the name of the Mcp-Param-{Name} header that repeats it over HTTP
-        (2026-07-28's x-mcp-header); requires names the client capabilities the tool cannot run without.
-        A name already offered is refused, unless replace.
+        A name already offered is refused, unless replace. more is kept in the tool's catalog entry, for
+        later sections (section 5 derives the schema from fn's type hints).
         """
         if not re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", str(name)):
             raise ValueError(f"{name!r} is not a tool name: 1 to 128 letters, digits, '_', '-' or '.' (spec 2025-11-25)")
-        self._refuse_twice("tool", name, self.tools, replace)
-        schema, context, _ = signature_schema(fn, hinted=input_schema is None)
-        schema = input_schema or schema
-        for argument, header in (headers or {}).items():
-            schema["properties"][argument]["x-mcp-header"] = header_name(header, schema["properties"][argument])
+        schema = input_schema or {"type": "object", "properties": {}, "required": []}
         spec = {"name": name, "description": description or first_line(fn.__doc__), "inputSchema": schema}
-        self.tools[name] = {"spec": spec, "fn": fn, "context": context, "requires": tuple(requires)}
-        self._list_changed("tools", notify)
-        return fn
+        return self._offer("tool", self.tools, name, {"spec": spec, "fn": fn, **more}, notify, replace)
 
     def add_resource(self, uri: str, read, name: str | None = None, description: str = "",
-                     mime_type: str = "text/plain", notify: bool = False, replace: bool = False):
-        """Offer data at uri: read is the content (str or bytes) or a function returning it. Returns read.
-
-        A uri with {variables} is a URI template: read gets each variable as a keyword argument,
-        and raises KeyError for a value it does not know (the client gets "unknown resource"). With
-        replace, offering a uri again replaces its content, and its subscribers hear of it.
-        """
-        self._refuse_twice("resource", uri, self.templates if "{" in uri else self.resources, replace)
+                     mime_type: str = "text/plain", notify: bool = False, replace: bool = False, **more):
+        """Offer data at uri: read is the content (str or bytes) or a function returning it. Returns read."""
         reader = read if callable(read) else lambda: read
-        spec = {"name": name or uri, "mimeType": mime_type, "description": description or first_line(reader.__doc__)}
-        _, context, choices = signature_schema(reader)
-        if "{" in uri:
-            self.templates[uri] = {"spec": {"uriTemplate": uri, **spec}, "read": reader, "pattern": template_pattern(uri),
-                                   "spanning": set(re.findall(r"\{\+(\w+)\}", uri)), "choices": choices,
-                                   "context": context}
-        else:
-            replaced = uri in self.resources
-            self.resources[uri] = {"spec": {"uri": uri, **spec}, "read": reader, "context": context}
-            if replaced:
-                self.resource_updated(uri)  # changed through the server's API: tell subscribers
-        self._list_changed("resources", notify)
+        spec = {"uri": uri, "name": name or uri, "mimeType": mime_type, "description": description or first_line(reader.__doc__)}
+        self._offer("resource", self.resources, uri, {"spec": spec, "fn": reader, **more}, notify, replace)
         return read
 
-    def add_prompt(self, name: str, render, description: str = "", notify: bool = False, replace: bool = False):
-        """Offer a prompt template: render's parameters are its variables; it returns the text. Returns render."""
-        self._refuse_twice("prompt", name, self.prompts, replace)
-        schema, context, choices = signature_schema(render)
-        arguments = [{"name": key, "required": key in schema["required"]} for key in schema["properties"]]
-        spec = {"name": name, "description": description or first_line(render.__doc__), "arguments": arguments}
-        self.prompts[name] = {"spec": spec, "render": render, "choices": choices, "context": context}
-        self._list_changed("prompts", notify)
-        return render
+    def add_prompt(self, name: str, render, description: str = "", arguments: list = (), notify: bool = False,
+                   replace: bool = False, **more):
+        """Offer a prompt template: arguments are its variables ({name, required}); render(**them) is its text. Returns render."""
+        spec = {"name": name, "description": description or first_line(render.__doc__), "arguments": list(arguments)}
+        return self._offer("prompt", self.prompts, name, {"spec": spec, "fn": render, **more}, notify, replace)
 
-    def _refuse_twice(self, what: str, name: str, offered: dict, replace: bool):
-        """Refuse a second tool (prompt, resource) under one name: silently replacing the first would hide a mistake."""
-        if name in offered and not replace:
-            raise ValueError(f"a {what} named {name!r} is offered already; pass replace=True to replace it")
+    def _offer(self, what: str, offered: dict, key: str, entry: dict, notify: bool, replace: bool):
+        """Put a tool's (resource's, prompt's) entry in the catalog under key; a second one is refused unless replace."""
+        if key in offered and not replace:  # silently replacing the first would hide a mistake
+            raise ValueError(f"a {what} named {key!r} is offered already; pass replace=True to replace it")
+        offered[key] = entry
+        self._list_changed(what + "s", notify)
+        return entry["fn"]
 
     def _list_changed(self, listed: str, notify: bool):
         """Queue notifications/<listed>/list_changed: a bare cache invalidation, no payload (course 000)."""
@@ -475,7 +444,6 @@ class MCPServer:
         for server in self.sharing():  # every session on this catalog sees the change, so each is told
             if server._initialized:
                 server.queue(notification(f"notifications/{listed}/list_changed"))
-            server._tell_listeners(lambda asked: asked.get(f"{listed}ListChanged"), f"notifications/{listed}/list_changed", {})
 
     def sharing(self) -> list:
         """The servers whose sessions share this catalog, this one among them."""
@@ -494,6 +462,22 @@ class MCPServer:
         with self._lock:
             messages, self._outbox = self._outbox, []
         return messages
+
+
+class Context:
+    """One request being served, as its handler and the function it runs see it: the request's id, method and
+    params, and where the messages it sends on the way go (its own stream, if the transport gave one, else the
+    outbox). Sections 5-8 teach it more: a function may ask for it, log, report progress, ask the client, and
+    learn that the client cancelled.
+    """
+
+    cancelled = False  # section 8 tells: whether the client cancelled this request
+
+    def __init__(self, server: MCPServer, id, method, params: dict, stream=None):
+        self.server, self.id, self.method, self.params, self.stream = server, id, method, params, stream
+        self.meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        self.send = stream.send if stream else server.queue
+
 
 # The content blocks a tool may return, each with the fields it must have.
 CONTENT_BLOCKS = {"text": ("text",), "image": ("data", "mimeType"), "audio": ("data", "mimeType"),
@@ -584,9 +568,26 @@ def first_line(doc: str | None) -> str:
     """The first line of a docstring: a tool's or a prompt's description."""
     return (doc or "").strip().split("\n")[0]
 
+
+def report(what: str, exc: BaseException):
+    """Write on stderr where a tool failed: the frames of its own code (file names only), then the exception.
+
+    Never on stdout. Frames of this module and of the standard library are left out: they are not the
+    tool author's to fix, and their line numbers change with the Python version.
+    """
+    import traceback
+    stdlib = os.path.dirname(os.__file__)
+    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
+              if os.path.abspath(frame.filename) != os.path.abspath(__file__) and not frame.filename.startswith(stdlib)]
+    lines = [f"mcp_min: {what}:"] + [f'  File "{os.path.basename(frame.filename)}", line {frame.lineno}, in {frame.name}'
+                                     + (f"\n    {frame.line}" if frame.line else "") for frame in frames]
+    print("\n".join(lines + [f"{type(exc).__name__}: {exc}"]), file=sys.stderr, flush=True)
+
 # ---------------------------------------------------------------------------------------------------
 # ---- 3. The client ----
-# Requests with ids counting up from 1; tools_cache, kept fresh by _pump_notifications (course 000).
+# Requests with ids counting up from 1; tools_cache, kept fresh by _pump_notifications (course 000). The
+# client talks through a transport: send(message) -> the response (None for a notification), drain() -> the
+# notifications that arrived, close(), and a trace(direction, message) hook: "→" client to server, "←" back.
 # ---------------------------------------------------------------------------------------------------
 
 
@@ -604,150 +605,7 @@ def malformed(reply) -> str | None:
     return None
 
 
-# What a server may ask its client while it serves a request (section 7), and the capability a client
-# declares for each question it can answer.
-QUESTION_CAPABILITIES = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling",
-                         "roots/list": "roots"}
-
-
-class MCPClient:
-    """A client over any transport: request ids count up from 1, and tools_cache is kept fresh.
-
-        client = MCPClient(StdioTransport([sys.executable, "server_demo.py"]))
-        client.connect()  # server/discover, or the handshake when the server is older (section 6)
-        client.call_tool("add", {"x": 2, "y": 3})
-    on_log and on_progress receive the params of notifications/message and notifications/progress.
-    on_elicit, on_sample and on_roots answer the server's questions (section 7): each receives the
-    question ({method, params}) and returns its answer; the client declares a capability for each one
-    given. Sampling and roots are deprecated by 2026-07-28 (course 004, section 2).
-    """
-
-    def __init__(self, transport, name: str = "mcp_min", version: str = "0.1.0",
-                 on_log=None, on_progress=None, on_elicit=None, on_sample=None, on_roots=None):
-        self.transport = transport
-        self.client_info = {"name": name, "version": version}
-        self.on_log, self.on_progress = on_log, on_progress
-        self.answerers = {"elicitation/create": on_elicit, "sampling/createMessage": on_sample,
-                          "roots/list": on_roots}
-        self.capabilities = {QUESTION_CAPABILITIES[method]: {} for method, answer in self.answerers.items() if answer}
-        transport.on_request = self.answer_request  # the server asks (handshake era): answer at once
-        transport.on_notification = self.hear  # progress and log lines reach their callbacks as they arrive
-        self.next_id = 1
-        self.listening = None  # the request of this client's open subscriptions/listen stream
-        self.era = self.protocol_version = None  # connect() decides: "handshake" or "stateless"
-        self.server_info = self.server_capabilities = None
-        self.tools_cache = self.resources_cache = self.prompts_cache = None
-        self.tools_fresh_until = 0.0  # stateless era: ttlMs says how long tools_cache may be reused
-
-    def request(self, method: str, params: dict | None = None) -> dict:
-        """Send a request and return its result; an error response raises RPCError."""
-        if self.era is None and method not in ("initialize", "server/discover", "ping"):
-            raise RuntimeError(f"connect first: client.connect() (or client.initialize()) before {method}")
-        params = dict(params or {})
-        if self.era == "stateless" or method == "server/discover":  # each request says it all (course 004)
-            params = self.with_meta(params)
-        message = request(self.next_id, method, params or None)
-        self.next_id += 1
-        reply = self.transport.send(message)
-        if reply is None:
-            raise ConnectionError(f"no response to {method}")
-        problem = malformed(reply)
-        if problem:
-            raise RPCError(INTERNAL_ERROR, f"malformed response to {method}: {problem}", reply)
-        if "error" in reply:
-            raise RPCError(reply["error"]["code"], reply["error"]["message"], reply["error"].get("data"))
-        return reply["result"]
-
-    def notify(self, method: str, params: dict | None = None):
-        """Send a notification; nothing comes back."""
-        self.transport.send(notification(method, params))
-
-    def initialize(self, protocol_version: str = HANDSHAKE_VERSIONS[0]) -> dict:
-        """The handshake: initialize, check the response, then notifications/initialized (course 000)."""
-        result = self.request("initialize", {"protocolVersion": protocol_version, "capabilities": self.capabilities,
-                                             "clientInfo": self.client_info})
-        if result.get("protocolVersion") not in HANDSHAKE_VERSIONS:
-            raise ConnectionError(f"the server chose version {result.get('protocolVersion')!r}, which this client lacks")
-        self.era, self.protocol_version = "handshake", result["protocolVersion"]
-        self.server_info, self.server_capabilities = result.get("serverInfo"), result.get("capabilities")
-        self.notify("notifications/initialized")
-        return result
-
-    def ping(self) -> dict:
-        """ping: {} when the server is alive."""
-        return self.request("ping")
-
-    def list_tools(self, refresh: bool = False) -> list:
-        """tools/list into tools_cache; a stateless cache still fresh (ttlMs) is reused unless refresh."""
-        if self.tools_cache is not None and time.monotonic() < self.tools_fresh_until and not refresh:
-            return self.tools_cache
-        self.tools_cache, first = self.list_all("tools/list", "tools")
-        self.tools_fresh_until = time.monotonic() + first.get("ttlMs", 0) / 1000
-        return self.tools_cache
-
-    def call_tool(self, name: str, arguments: dict | None = None, progress: bool = False) -> dict:
-        """tools/call; if the server asks the client first (input_required), the callbacks answer."""
-        params = {"name": name, "arguments": arguments or {}}
-        if progress:
-            params["_meta"] = {"progressToken": self.next_id}  # the request id, as the SDK does
-        return self.request_answering("tools/call", params)
-
-    def list_resources(self) -> list:
-        """resources/list into resources_cache."""
-        self.resources_cache = self.list_all("resources/list", "resources")[0]
-        return self.resources_cache
-
-    def list_resource_templates(self) -> list:
-        """resources/templates/list."""
-        return self.list_all("resources/templates/list", "resourceTemplates")[0]
-
-    def read_resource(self, uri: str) -> dict:
-        """resources/read {uri}."""
-        return self.request_answering("resources/read", {"uri": uri})
-
-    def list_prompts(self) -> list:
-        """prompts/list into prompts_cache."""
-        self.prompts_cache = self.list_all("prompts/list", "prompts")[0]
-        return self.prompts_cache
-
-    def get_prompt(self, name: str, arguments: dict | None = None) -> dict:
-        """prompts/get {name, arguments}."""
-        return self.request_answering("prompts/get", {"name": name, "arguments": arguments or {}})
-
-    def _pump_notifications(self) -> list:
-        """Drain what the server pushed, and re-list on each list_changed (course 000); what was drained."""
-        notifications = self.transport.drain()
-        if not notifications:
-            return notifications  # the usual case after a call, kept cheap
-        refreshes = {  # list_changed is an invalidation, not a diff: fetch the list again
-            "notifications/tools/list_changed": lambda: self.list_tools(refresh=True),
-            "notifications/resources/list_changed": self.list_resources,
-            "notifications/prompts/list_changed": self.list_prompts}
-        changed = [message["method"] for message in notifications if message["method"] in refreshes]
-        for method in dict.fromkeys(changed):  # each list once, however many times it changed meanwhile
-            refreshes[method]()
-        return notifications
-
-    def close(self):
-        """Close the transport."""
-        self.transport.close()
-
-# ---------------------------------------------------------------------------------------------------
-# ---- 4. In memory ----
-# The course's proof of layering: json.dumps, json.loads, server.handle, and back the same way. Every
-# transport has send(message) -> the response (None for a notification), drain() -> the notifications
-# that arrived, close(), and a trace(direction, message) hook: "→" client to server, "←" back.
-# ---------------------------------------------------------------------------------------------------
-
 MAX_KEPT_NOTIFICATIONS = 10_000  # notifications a client keeps until it pumps them; older ones are dropped
-
-
-def print_trace(direction: str, message: dict, width: int | None = None):
-    """A trace hook that prints each message as one JSON line behind its arrow, cut to width (with "…") if given."""
-    line = f"{direction} {json.dumps(message, ensure_ascii=False)}"
-    if width is not None and len(line) > width:
-        line = line[:width - 1] + "…"
-    print(line, flush=True)
 
 
 class Transport:
@@ -793,6 +651,178 @@ class Transport:
         return notifications
 
 
+# What a server may ask its client while it serves a request (section 7), and the capability a client
+# declares for each question it can answer.
+QUESTION_CAPABILITIES = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling",
+                         "roots/list": "roots"}
+
+
+class MCPClient:
+    """A client over any transport: request ids count up from 1, and tools_cache is kept fresh.
+
+        client = MCPClient(StdioTransport([sys.executable, "server_demo.py"]))
+        client.connect()  # server/discover, or the handshake when the server is older (section 6)
+        client.call_tool("add", {"x": 2, "y": 3})
+    on_log and on_progress receive the params of notifications/message and notifications/progress.
+    on_elicit, on_sample and on_roots answer the server's questions (section 7): each receives the
+    question ({method, params}) and returns its answer; the client declares a capability for each one
+    given. Sampling and roots are deprecated by 2026-07-28 (course 004, section 2).
+    """
+
+    def __init__(self, transport, name: str = "mcp_min", version: str = "0.1.0",
+                 on_log=None, on_progress=None, on_elicit=None, on_sample=None, on_roots=None):
+        self.transport = transport
+        self.client_info = {"name": name, "version": version}
+        self.on_log, self.on_progress = on_log, on_progress
+        self.answerers = {"elicitation/create": on_elicit, "sampling/createMessage": on_sample,
+                          "roots/list": on_roots}
+        self.capabilities = {QUESTION_CAPABILITIES[method]: {} for method, answer in self.answerers.items() if answer}
+        transport.on_request = self.answer_request  # the server asks (handshake era): answer at once
+        transport.on_notification = self.hear  # progress and log lines reach their callbacks as they arrive
+        self.next_id = 1
+        self.listening = None  # the request of this client's open subscriptions/listen stream
+        self.era = self.protocol_version = None  # connect() decides: "handshake" or "stateless"
+        self.server_info = self.server_capabilities = None
+        self.tools_cache = self.resources_cache = self.prompts_cache = None
+        self.tools_fresh_until = 0.0  # stateless era: ttlMs says how long tools_cache may be reused
+
+    def request(self, method: str, params: dict | None = None) -> dict:
+        """Send a request and return its result; an error response raises RPCError."""
+        if self.era is None and method not in ("initialize", "server/discover", "ping"):
+            raise RuntimeError(f"connect first: client.connect() (or client.initialize()) before {method}")
+        message = request(self.next_id, method, dict(params or {}) or None)
+        self.next_id += 1
+        reply = self.transport.send(message)
+        if reply is None:
+            raise ConnectionError(f"no response to {method}")
+        problem = malformed(reply)
+        if problem:
+            raise RPCError(INTERNAL_ERROR, f"malformed response to {method}: {problem}", reply)
+        if "error" in reply:
+            raise RPCError(reply["error"]["code"], reply["error"]["message"], reply["error"].get("data"))
+        return reply["result"]
+
+    def notify(self, method: str, params: dict | None = None):
+        """Send a notification; nothing comes back."""
+        self.transport.send(notification(method, params))
+
+    def initialize(self, protocol_version: str = HANDSHAKE_VERSIONS[0]) -> dict:
+        """The handshake: initialize, check the response, then notifications/initialized (course 000)."""
+        result = self.request("initialize", {"protocolVersion": protocol_version, "capabilities": self.capabilities,
+                                             "clientInfo": self.client_info})
+        if result.get("protocolVersion") not in HANDSHAKE_VERSIONS:
+            raise ConnectionError(f"the server chose version {result.get('protocolVersion')!r}, which this client lacks")
+        self.era, self.protocol_version = "handshake", result["protocolVersion"]
+        self.server_info, self.server_capabilities = result.get("serverInfo"), result.get("capabilities")
+        self.notify("notifications/initialized")
+        return result
+
+    def ping(self) -> dict:
+        """ping: {} when the server is alive."""
+        return self.request("ping")
+
+    def list_tools(self, refresh: bool = False) -> list:
+        """tools/list into tools_cache; a stateless cache still fresh (ttlMs) is reused unless refresh."""
+        if self.tools_cache is not None and time.monotonic() < self.tools_fresh_until and not refresh:
+            return self.tools_cache
+        self.tools_cache, first = self.list_all("tools/list", "tools")
+        self.tools_fresh_until = time.monotonic() + first.get("ttlMs", 0) / 1000
+        return self.tools_cache
+
+    def call_tool(self, name: str, arguments: dict | None = None, progress: bool = False) -> dict:
+        """tools/call; if the server asks the client first (input_required), the callbacks answer."""
+        params = {"name": name, "arguments": arguments or {}}
+        if progress:
+            params["_meta"] = {"progressToken": self.next_id}  # the request id, as the SDK does
+        return self.request_and_pump("tools/call", params)
+
+    def list_resources(self) -> list:
+        """resources/list into resources_cache."""
+        self.resources_cache = self.list_all("resources/list", "resources")[0]
+        return self.resources_cache
+
+    def read_resource(self, uri: str) -> dict:
+        """resources/read {uri}."""
+        return self.request_and_pump("resources/read", {"uri": uri})
+
+    def list_prompts(self) -> list:
+        """prompts/list into prompts_cache."""
+        self.prompts_cache = self.list_all("prompts/list", "prompts")[0]
+        return self.prompts_cache
+
+    def get_prompt(self, name: str, arguments: dict | None = None) -> dict:
+        """prompts/get {name, arguments}."""
+        return self.request_and_pump("prompts/get", {"name": name, "arguments": arguments or {}})
+
+    def list_all(self, method: str, key: str) -> tuple[list, dict]:
+        """The items a */list method returns, and its result (section 5 follows the pages of a long list)."""
+        result = self.request(method)
+        return list(result[key]), result
+
+    def request_and_pump(self, method: str, params: dict) -> dict:
+        """A request, then _pump_notifications: a list that changed meanwhile is listed again at once (course 000)."""
+        result = self.request(method, params)
+        self._pump_notifications()
+        return result
+
+    def _pump_notifications(self) -> list:
+        """Drain what the server pushed, and re-list on each list_changed (course 000); what was drained."""
+        notifications = self.transport.drain()
+        if not notifications:
+            return notifications  # the usual case after a call, kept cheap
+        refreshes = {  # list_changed is an invalidation, not a diff: fetch the list again
+            "notifications/tools/list_changed": lambda: self.list_tools(refresh=True),
+            "notifications/resources/list_changed": self.list_resources,
+            "notifications/prompts/list_changed": self.list_prompts}
+        changed = [message["method"] for message in notifications if message["method"] in refreshes]
+        for method in dict.fromkeys(changed):  # each list once, however many times it changed meanwhile
+            refreshes[method]()
+        return notifications
+
+    def hear(self, message: dict):
+        """A notification as it arrives: progress and log lines go to their callbacks at once."""
+        callback = {"notifications/message": self.on_log, "notifications/progress": self.on_progress}.get(message["method"])
+        if callback:
+            callback(message.get("params", {}))
+
+    def answer_request(self, message: dict) -> dict:
+        """The response to a request the server sent (a question, sections 7 and 8): its callback's answer, or an error."""
+        question = {"method": message.get("method"), "params": message.get("params") or {}}
+        try:
+            return response(message.get("id"), self.answer({"question": question})["question"])
+        except RPCError as exc:
+            return error_response(message.get("id"), exc.code, exc.message)
+        except Exception as exc:  # the callback's bug is an error response, not a broken session
+            return error_response(message.get("id"), INTERNAL_ERROR, f"the client failed: {exc!r}"[:200])
+
+    def answer(self, questions: dict) -> dict:
+        """The answers to the server's questions ({key: {method, params}}), each from the callback for its method."""
+        answers = {}
+        for key, question in questions.items():
+            answerer = self.answerers.get(question.get("method"))
+            if answerer is None:
+                raise RPCError(METHOD_NOT_FOUND, f"this client cannot answer {question.get('method')}")
+            answers[key] = answerer(question)
+        return answers
+
+    def close(self):
+        """Close the transport."""
+        self.transport.close()
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 4. In memory ----
+# The course's proof of layering: json.dumps, json.loads, server.handle, and back the same way. The first
+# transport (section 3 says what every transport has); stdio and HTTP follow in sections 9 and 10.
+# ---------------------------------------------------------------------------------------------------
+
+def print_trace(direction: str, message: dict, width: int | None = None):
+    """A trace hook that prints each message as one JSON line behind its arrow, cut to width (with "…") if given."""
+    line = f"{direction} {json.dumps(message, ensure_ascii=False)}"
+    if width is not None and len(line) > width:
+        line = line[:width - 1] + "…"
+    print(line, flush=True)
+
+
 class InMemoryTransport(Transport):
     """The course's proof of layering: client and server share nothing but JSON text."""
 
@@ -826,11 +856,19 @@ class InMemoryTransport(Transport):
 # every */list answers in pages; and the small methods real hosts call: logging, subscriptions, completions.
 # ---------------------------------------------------------------------------------------------------
 
-def extend(cls):
-    """Decorator: add the function below to cls as a method; how a later section grows an earlier one's class."""
-    def add(method):
-        setattr(cls, method.__name__, method)
-        return method
+# From here on, a section grows the classes above it. @extend(cls) puts the function below on cls: a new
+# method, or one that takes the place of a method of the same name. The one it replaces is first kept under
+# a name of its own (offer_tool = MCPServer.add_tool), and the new one calls it: section 2's code still runs,
+# and the later section adds what it teaches around it.
+
+
+def extend(cls, name: str | None = None):
+    """Decorator: put the function (or property) below on cls, in place of any method of that name (or of name)."""
+    def add(member):
+        function = member.fget if isinstance(member, property) else member
+        function.__qualname__ = f"{cls.__name__}.{name or function.__name__}"  # as errors and tracebacks name a method
+        setattr(cls, name or function.__name__, member)
+        return member
     return add
 
 
@@ -870,6 +908,73 @@ def prompt(self, name: str | None = None, description: str = ""):
     if callable(name):  # @server.prompt without parentheses
         return self.add_prompt(name.__name__, name)
     return lambda fn: self.add_prompt(name or fn.__name__, fn, description)
+
+
+offer_tool = MCPServer.add_tool  # section 2's: the schema as given
+
+
+@extend(MCPServer)
+def add_tool(self, name: str, fn, description: str = "", input_schema: dict | None = None,
+             notify: bool = False, headers: dict | None = None, requires: tuple = (), replace: bool = False):
+    """Offer fn as a tool; without input_schema, derive it from fn's signature. Returns fn.
+
+    headers maps an argument to the name of the Mcp-Param-{Name} header that repeats it over HTTP
+    (2026-07-28's x-mcp-header); requires names the client capabilities the tool cannot run without
+    (section 7). A name already offered is refused, unless replace.
+    """
+    schema, context, _ = signature_schema(fn, hinted=input_schema is None)
+    schema = input_schema or schema
+    for argument, header in (headers or {}).items():
+        schema["properties"][argument]["x-mcp-header"] = header_name(header, schema["properties"][argument])
+    return offer_tool(self, name, fn, description, schema, notify, replace, context=context, requires=tuple(requires))
+
+
+offer_resource = MCPServer.add_resource  # section 2's: a resource at one fixed uri
+
+
+@extend(MCPServer)
+def add_resource(self, uri: str, read, name: str | None = None, description: str = "",
+                 mime_type: str = "text/plain", notify: bool = False, replace: bool = False):
+    """Offer data at uri: read is the content (str or bytes) or a function returning it. Returns read.
+
+    A uri with {variables} is a URI template: read gets each variable as a keyword argument,
+    and raises KeyError for a value it does not know (the client gets "unknown resource"). With
+    replace, offering a uri again replaces its content, and its subscribers hear of it.
+    """
+    reader = read if callable(read) else lambda: read
+    _, context, choices = signature_schema(reader)
+    if "{" not in uri:
+        replaced = uri in self.resources  # (if not replace, offering it again raises)
+        offer_resource(self, uri, read, name, description, mime_type, notify, replace, context=context)
+        if replaced:
+            self.resource_updated(uri)  # changed through the server's API: tell subscribers
+        return read
+    spec = {"uriTemplate": uri, "name": name or uri, "mimeType": mime_type,
+            "description": description or first_line(reader.__doc__)}
+    entry = {"spec": spec, "fn": reader, "pattern": template_pattern(uri), "spanning": set(re.findall(r"\{\+(\w+)\}", uri)),
+             "choices": choices, "context": context}
+    self._offer("resource", self.templates, uri, entry, notify, replace)
+    return read
+
+
+offer_prompt = MCPServer.add_prompt  # section 2's: the variables as given
+
+
+@extend(MCPServer)
+def add_prompt(self, name: str, render, description: str = "", notify: bool = False, replace: bool = False):
+    """Offer a prompt template: render's parameters are its variables; it returns the text. Returns render."""
+    schema, context, choices = signature_schema(render)
+    arguments = [{"name": key, "required": key in schema["required"]} for key in schema["properties"]]
+    return offer_prompt(self, name, render, description, arguments, notify, replace, choices=choices, context=context)
+
+
+def header_name(name: str, schema: dict) -> str:
+    """name, if it may follow Mcp-Param- for an argument of this schema (2026-07-28, "x-mcp-header"); else ValueError."""
+    if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):  # an HTTP token (RFC 9110, section 5.6.2)
+        raise ValueError(f"{name!r} cannot be part of a header name")
+    if schema.get("type") not in ("string", "integer", "boolean"):
+        raise ValueError(f"only a string, integer or boolean argument can travel as header Mcp-Param-{name}")
+    return name
 
 
 def json_schema(hint) -> dict:
@@ -946,38 +1051,34 @@ def is_context(hint) -> bool:
     return hint is not None and hint not in JSON_TYPES and Context in getattr(hint, "__args__", ())
 
 
-def call(fn, **arguments):
-    """fn(**arguments); a coroutine function (async def, as course 002 writes tools) is run to its end here."""
-    value = fn(**arguments)
-    if not isinstance(value, types.CoroutineType):
-        return value
+run_plain = MCPServer._run  # section 2's: the function called with the client's arguments
+
+
+@extend(MCPServer)
+def _run(self, entry: dict, arguments: dict, ctx):
+    """A function with a Context parameter gets ctx there; an async def one (course 002) is run to its end here."""
+    if entry.get("context"):
+        arguments = {**arguments, entry["context"]: ctx}
+    value = run_plain(self, entry, arguments, ctx)
+    if isinstance(value, types.CoroutineType):
+        return run_coroutine(value, entry["fn"].__name__)
+    return value
+
+
+def run_coroutine(coroutine, name: str):
+    """What a coroutine returns, run to its end: on a loop of its own, beside one already running (a notebook's)."""
     import asyncio
     try:
         asyncio.get_running_loop()  # a notebook's thread has a loop running already: run it beside
     except RuntimeError:
-        return asyncio.run(value)
+        return asyncio.run(coroutine)
     outcome = {}
-    runner = threading.Thread(target=lambda: outcome.update(value=asyncio.run(value)))
+    runner = threading.Thread(target=lambda: outcome.update(value=asyncio.run(coroutine)))
     runner.start()
     runner.join()
     if "value" not in outcome:
-        raise RuntimeError(f"{fn.__name__} failed: see stderr")
+        raise RuntimeError(f"{name} failed: see stderr")
     return outcome["value"]
-
-
-def report(what: str, exc: BaseException):
-    """Write on stderr where a tool failed: the frames of its own code (file names only), then the exception.
-
-    Never on stdout. Frames of this module and of the standard library are left out: they are not the
-    tool author's to fix, and their line numbers change with the Python version.
-    """
-    import traceback
-    stdlib = os.path.dirname(os.__file__)
-    frames = [frame for frame in traceback.extract_tb(exc.__traceback__)
-              if os.path.abspath(frame.filename) != os.path.abspath(__file__) and not frame.filename.startswith(stdlib)]
-    lines = [f"mcp_min: {what}:"] + [f'  File "{os.path.basename(frame.filename)}", line {frame.lineno}, in {frame.name}'
-                                     + (f"\n    {frame.line}" if frame.line else "") for frame in frames]
-    print("\n".join(lines + [f"{type(exc).__name__}: {exc}"]), file=sys.stderr, flush=True)
 
 
 def template_pattern(uri_template: str) -> re.Pattern:
@@ -1015,6 +1116,25 @@ def template_variables(pattern: re.Pattern, uri: str, spanning: set) -> dict | N
     return variables
 
 
+find_fixed = MCPServer._find_resource  # section 2's: a resource at exactly that uri
+
+
+@extend(MCPServer)
+def _find_resource(self, uri: str) -> tuple:
+    """The resource at uri, else the first URI template uri matches, with its variables; (None, {}) if none."""
+    resource, variables = find_fixed(self, uri)
+    if resource is not None:
+        return resource, variables
+    for template in list(self.templates.values()):
+        variables = template_variables(template["pattern"], uri, template["spanning"])
+        if variables is not None:
+            return template, variables
+    return None, {}
+
+
+list_whole = MCPServer._page  # section 2's: every item at once
+
+
 @extend(MCPServer)
 def _page(self, key: str, items: list, params: dict) -> dict:
     """One page of a */list result: from the cursor on, with nextCursor while more remain."""
@@ -1023,7 +1143,7 @@ def _page(self, key: str, items: list, params: dict) -> dict:
         start = cursor_offset(params["cursor"], key)
     if not 0 <= start < max(len(items), 1):
         raise RPCError(INVALID_PARAMS, f"unknown cursor: {params['cursor']!r}")
-    result = {key: items[start:start + self.page_size]}
+    result = list_whole(self, key, items[start:start + self.page_size], params)
     if start + self.page_size < len(items):
         result["nextCursor"] = page_cursor(key, start + self.page_size)
     return result
@@ -1080,8 +1200,6 @@ def resource_updated(self, uri: str):
     for server in self.sharing():  # the resource belongs to the catalog: every session may have subscribed
         if uri in server.subscriptions and server._initialized:
             server.queue(notification("notifications/resources/updated", {"uri": uri}))
-        server._tell_listeners(lambda asked: uri in asked.get("resourceSubscriptions", []),
-                               "notifications/resources/updated", {"uri": uri})
 
 
 @serves("completion/complete")
@@ -1100,11 +1218,14 @@ def _complete(self, params, ctx):
 MAX_PAGES = 1000  # a list that never ends is a broken server: stop following nextCursor here
 
 
+list_first_page = MCPClient.list_all  # section 3's: one request
+
+
 @extend(MCPClient)
 def list_all(self, method: str, key: str) -> tuple[list, dict]:
     """Every item of a */list method, following nextCursor page by page; and the first page's result."""
-    first = result = self.request(method)
-    items = list(result[key])
+    items, first = list_first_page(self, method, key)
+    result = first
     cursors = set()
     while "nextCursor" in result:
         cursor = result["nextCursor"]
@@ -1114,6 +1235,12 @@ def list_all(self, method: str, key: str) -> tuple[list, dict]:
         result = self.request(method, {"cursor": cursor})
         items += result[key]
     return items, first
+
+
+@extend(MCPClient)
+def list_resource_templates(self) -> list:
+    """resources/templates/list."""
+    return self.list_all("resources/templates/list", "resourceTemplates")[0]
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 6. Versions and eras ----
@@ -1149,6 +1276,37 @@ def is_stateless(message: dict) -> bool:
     return message.get("method") == "server/discover" or (isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta)
 
 
+@extend(Context)
+@property
+def stateless(self) -> bool:
+    """Whether this request is served in the stateless era: its _meta names a protocol version."""
+    return PROTOCOL_VERSION_KEY in self.meta
+
+
+handshake_gate = MCPServer._gate  # section 2's gate: a request of the handshake era still passes it
+
+
+@extend(MCPServer)
+def _gate(self, message: dict, method: str, params: dict, ctx):
+    """A 2026-07-28 request passes no gate: it carries what the handshake would have said (course 004)."""
+    if "_meta" in params:
+        param(params, "_meta", dict)  # read by the era check, Context and the stateless era
+    if is_stateless(message):
+        return self._serve_stateless(method, params, ctx)
+    return handshake_gate(self, message, method, params, ctx)
+
+
+dispatch_in_any_era = MCPServer._dispatch  # section 2's flat table, which holds the methods of both eras
+
+
+@extend(MCPServer)
+def _dispatch(self, method: str, params: dict, ctx):
+    """A method of the other era is not found in this one: initialize in 2026-07-28, subscriptions/listen before it."""
+    if method in (HANDSHAKE_ONLY if ctx.stateless else STATELESS_ONLY):
+        raise RPCError(METHOD_NOT_FOUND, f"method not found: {method}")
+    return dispatch_in_any_era(self, method, params, ctx)
+
+
 @extend(MCPServer)
 def _serve_stateless(self, method: str, params: dict, ctx):
     """Serve one self-contained 2026-07-28 request: no gate, and nothing read from the session."""
@@ -1162,7 +1320,7 @@ def _serve_stateless(self, method: str, params: dict, ctx):
         raise RPCError(INVALID_PARAMS, f"_meta must carry {CLIENT_CAPABILITIES_KEY}")
     if LOG_LEVEL_KEY in meta and meta[LOG_LEVEL_KEY] not in LOG_LEVELS:
         raise RPCError(INVALID_PARAMS, f"unknown log level {meta[LOG_LEVEL_KEY]!r}; one of {LOG_LEVELS}")
-    result = self._dispatch(method, params, ctx, stateless=True)
+    result = self._dispatch(method, params, ctx)
     if result is None:
         return None  # subscriptions/listen: the stream stays open; its response comes when it ends
     result = {**result, "resultType": result.get("resultType", "complete"), "_meta": {SERVER_INFO_KEY: self.server_info}}
@@ -1176,6 +1334,17 @@ def _discover(self, params, ctx):
     # server/discover {_meta}: what this server speaks, asked without a handshake
     result = {"supportedVersions": SUPPORTED_VERSIONS, "capabilities": STATELESS_CAPABILITIES}
     return result | ({"instructions": self.instructions} if self.instructions else {})
+
+
+send_request = MCPClient.request  # section 3's: the request as it is
+
+
+@extend(MCPClient, "request")  # (named apart from section 1's request(), which builds a message)
+def request_with_meta(self, method: str, params: dict | None = None) -> dict:
+    """Send a request and return its result; in the stateless era (and to discover it) params carry _meta."""
+    if self.era == "stateless" or method == "server/discover":  # each request says it all (course 004)
+        params = self.with_meta(dict(params or {}))
+    return send_request(self, method, params)
 
 
 @extend(MCPClient)
@@ -1232,7 +1401,8 @@ def limit_wait(self, seconds: float | None):
 # A running tool, prompt or resource function gets a Context: it may log, report progress, and ask the
 # client questions. In 2026-07-28 a question ends the round: the server answers input_required, and the
 # client sends the request again with the answers (course 004, section 6). The handshake era sends the
-# question as a request of the server's own (section 8).
+# question as a request of the server's own and waits; handle() hands it the response (section 2), read
+# while the tool waits (section 8).
 # ---------------------------------------------------------------------------------------------------
 
 STATE_TTL_S = 600  # a requestState is refused after ten minutes: time enough for a person to answer
@@ -1251,133 +1421,185 @@ class InputRequired(BaseException):
         self.questions = questions
 
 
-class Context:
-    """One request being served: what its function may do with the client (log, report progress, ask) and
-    whether the client cancelled it.
+# Section 2's Context learns here what a function may do with the client: log, report progress, ask. A tool,
+# prompt or resource function asks for it with a parameter annotated `Context`, which its inputSchema leaves
+# out (section 5):
+#     @server.tool()
+#     def count_slowly(n: int, ctx: Context) -> str:
+#         for i in range(n):
+#             if ctx.cancelled:
+#                 return "stopped"
+#             ctx.progress(i + 1, total=n)
+#         return "done"
+Context.last_progress = None  # the progress a function last reported for this request
 
-    A tool, prompt or resource function asks for it with a parameter annotated `Context`, which its
-    inputSchema leaves out:
-        @server.tool()
-        def count_slowly(n: int, ctx) -> str:
-            for i in range(n):
-                if ctx.cancelled:
-                    return "stopped"
-                ctx.progress(i + 1, total=n)
-            return "done"
+
+@extend(Context)
+@property
+def progress_token(self):
+    """The token the client gave for this request's progress; None: it wants no progress."""
+    return self.meta.get("progressToken")
+
+
+@extend(Context)
+@property
+def log_level(self) -> str | None:
+    """The lowest level of log line the client wants: 2026-07-28 has no logging/setLevel, so its request says (or gets none)."""
+    return self.meta.get(LOG_LEVEL_KEY) if self.stateless else self.server.log_level
+
+
+@extend(Context)
+@property
+def client_capabilities(self) -> dict:
+    """What the client declared it can do: in this request's _meta (2026-07-28), else at initialize."""
+    if self.stateless:
+        return self.meta.get(CLIENT_CAPABILITIES_KEY, {})
+    return self.server.client_capabilities or {}
+
+
+@extend(Context)
+def require(self, capabilities):
+    """Refuse with MISSING_CLIENT_CAPABILITY, naming them, unless the client declared each capability."""
+    missing = {name: {} for name in capabilities if name not in self.client_capabilities}
+    if missing:
+        raise RPCError(MISSING_CLIENT_CAPABILITY, f"the client did not declare {', '.join(missing)}",
+                       {"requiredCapabilities": missing})
+
+
+@extend(Context)
+def log(self, level: str, data, logger: str | None = None):
+    """Send notifications/message, unless level is below the one the client set."""
+    if self.log_level in LOG_LEVELS and LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level):
+        params = {"level": level, "data": data} | ({"logger": logger} if logger else {})
+        self.send(notification("notifications/message", params))
+
+
+@extend(Context)
+def progress(self, progress: float, total: float | None = None, message: str | None = None):
+    """Send notifications/progress for the request's progressToken; progress must grow."""
+    if self.progress_token is None:
+        return
+    if self.last_progress is not None and progress <= self.last_progress:
+        raise ValueError(f"progress must increase: {progress} after {self.last_progress}")
+    self.last_progress = progress
+    params = {"progressToken": self.progress_token, "progress": progress, "total": total, "message": message}
+    self.send(notification("notifications/progress", {k: v for k, v in params.items() if v is not None}))
+
+
+@extend(Context)
+def ask(self, questions: dict) -> dict:
+    """Put several questions to the client at once ({key: {method, params}}); its answers, by the same keys.
+
+    In 2026-07-28 a question not yet answered ends this round: the server responds input_required, the
+    client retries with the answers, and the function runs again from the top (spec 2026-07-28, basic,
+    "Multi Round-Trip Requests"). So the code before a question must be safe to run once a round.
     """
+    self.require(QUESTION_CAPABILITIES[question["method"]] for question in questions.values())
+    unanswered = {key: question for key, question in questions.items() if key not in self.answers}
+    if unanswered and self.stateless:
+        raise InputRequired(unanswered)
+    if unanswered:
+        self.answers |= self._ask_now(unanswered)
+    return {key: self.answers[key] for key in questions}
 
-    def __init__(self, server, id, params: dict, stream=None):
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        self.server, self.id, self.stream = server, id, stream
-        # Where this request's own messages go: its HTTP response stream, or else the server's outbox.
-        self.send = stream.send if stream else server.queue
-        self.progress_token = meta.get("progressToken")  # no token: the client wants no progress
-        self.stateless = PROTOCOL_VERSION_KEY in meta
-        # 2026-07-28 has no logging/setLevel: a request asks for log lines in its own _meta, or gets none.
-        self.log_level = meta.get(LOG_LEVEL_KEY) if self.stateless else server.log_level
-        if self.stateless:
-            self.client_capabilities = meta.get(CLIENT_CAPABILITIES_KEY, {})
-        else:
-            self.client_capabilities = server.client_capabilities or {}
-        self.answers = {}  # the client's answers so far, by the keys the questions were asked under
-        self.last_progress = None
-        self.cancelled_by_client = False  # set by notifications/cancelled (one assignment: no lock needed)
 
-    @property
-    def cancelled(self) -> bool:
-        """Whether the client cancelled this request (notifications/cancelled, or its HTTP stream closed)."""
-        return self.cancelled_by_client or bool(self.stream and self.stream.closed)
+@extend(Context)
+def _ask_now(self, questions: dict) -> dict:
+    """Handshake era: send each question as a request of the server's own, then wait for the responses.
 
-    def as_argument(self, parameter: str | None) -> dict:
-        """The keyword argument that hands this context to a function, if it has a Context parameter."""
-        return {parameter: self} if parameter else {}
+    The transport keeps reading while this waits, and hands each response to MCPServer.handle, which
+    passes it here (section 8).
+    """
+    import queue
+    waiting = {}
+    for key, question in questions.items():
+        id, slot = self.server._expect_response()
+        waiting[key] = id, slot
+        self.send(request(id, question["method"], question.get("params")))
+    answers, deadline = {}, time.monotonic() + ASK_TIMEOUT_S
+    for key, (id, slot) in waiting.items():
+        reply = None
+        while reply is None and not self.cancelled and time.monotonic() < deadline:
+            try:
+                reply = slot.get(timeout=0.05)
+            except queue.Empty:
+                continue  # look at cancelled and the clock again
+        if reply is None:
+            self.server._forget_requests([id for id, _ in waiting.values()])
+            raise RuntimeError(f"no answer to {questions[key]['method']} ('{key}')")
+        if "error" in reply:
+            raise RuntimeError(f"the client could not answer {questions[key]['method']}: {reply['error']}")
+        answers[key] = reply["result"]
+    return answers
 
-    def require(self, capabilities):
-        """Refuse with MISSING_CLIENT_CAPABILITY, naming them, unless the client declared each capability."""
-        missing = {name: {} for name in capabilities if name not in self.client_capabilities}
-        if missing:
-            raise RPCError(MISSING_CLIENT_CAPABILITY, f"the client did not declare {', '.join(missing)}",
-                           {"requiredCapabilities": missing})
 
-    def log(self, level: str, data, logger: str | None = None):
-        """Send notifications/message, unless level is below the one the client set."""
-        if self.log_level in LOG_LEVELS and LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level):
-            params = {"level": level, "data": data} | ({"logger": logger} if logger else {})
-            self.send(notification("notifications/message", params))
+@extend(Context)
+def elicit(self, key: str, message: str, schema: dict) -> dict:
+    """Ask the user a question through the client (elicitation/create): {action, content?}."""
+    question = {"method": "elicitation/create", "params": {"message": message, "requestedSchema": schema}}
+    return self.ask({key: question})[key]
 
-    def progress(self, progress: float, total: float | None = None, message: str | None = None):
-        """Send notifications/progress for the request's progressToken; progress must grow."""
-        if self.progress_token is None:
-            return
-        if self.last_progress is not None and progress <= self.last_progress:
-            raise ValueError(f"progress must increase: {progress} after {self.last_progress}")
-        self.last_progress = progress
-        params = {"progressToken": self.progress_token, "progress": progress, "total": total, "message": message}
-        self.send(notification("notifications/progress", {k: v for k, v in params.items() if v is not None}))
 
-    def ask(self, questions: dict) -> dict:
-        """Put several questions to the client at once ({key: {method, params}}); its answers, by the same keys.
+@extend(Context)
+def sample(self, key: str, prompt: str, max_tokens: int = 256, **params) -> dict:
+    """Borrow the client's model (sampling/createMessage): {role, content, model, stopReason}.
 
-        In 2026-07-28 a question not yet answered ends this round: the server responds input_required, the
-        client retries with the answers, and the function runs again from the top (spec 2026-07-28, basic,
-        "Multi Round-Trip Requests"). So the code before a question must be safe to run once a round.
-        """
-        self.require(QUESTION_CAPABILITIES[question["method"]] for question in questions.values())
-        unanswered = {key: question for key, question in questions.items() if key not in self.answers}
-        if unanswered and self.stateless:
-            raise InputRequired(unanswered)
-        if unanswered:
-            self.answers |= self._ask_now(unanswered)
-        return {key: self.answers[key] for key in questions}
+    Deprecated by 2026-07-28 (course 004, section 2): new servers should not depend on it.
+    """
+    messages = [{"role": "user", "content": text_content(prompt)}]
+    question = {"method": "sampling/createMessage", "params": {"messages": messages, "maxTokens": max_tokens, **params}}
+    return self.ask({key: question})[key]
 
-    def _ask_now(self, questions: dict) -> dict:
-        """Handshake era: send each question as a request of the server's own, then wait for the responses.
 
-        The transport keeps reading while this waits, and hands each response to MCPServer.handle, which
-        passes it here (section 8).
-        """
+@extend(Context)
+def roots(self, key: str = "roots") -> list:
+    """The folders the client allows (roots/list): [{uri, name?}].
+
+    Deprecated by 2026-07-28 (course 004, section 2): new servers should not depend on it.
+    """
+    return self.ask({key: {"method": "roots/list", "params": {}}})[key].get("roots", [])
+
+
+@extend(MCPServer)
+def _expect_response(self) -> tuple:
+    """A fresh id for a request of the server's own, and the queue its response will be put in."""
+    with self._lock:
+        self._last_request_id += 1
         import queue
-        waiting = {}
-        for key, question in questions.items():
-            id, slot = self.server._expect_response()
-            waiting[key] = id, slot
-            self.send(request(id, question["method"], question.get("params")))
-        answers, deadline = {}, time.monotonic() + ASK_TIMEOUT_S
-        for key, (id, slot) in waiting.items():
-            reply = None
-            while reply is None and not self.cancelled and time.monotonic() < deadline:
-                try:
-                    reply = slot.get(timeout=0.05)
-                except queue.Empty:
-                    continue  # look at cancelled and the clock again
-            if reply is None:
-                self.server._forget_requests([id for id, _ in waiting.values()])
-                raise RuntimeError(f"no answer to {questions[key]['method']} ('{key}')")
-            if "error" in reply:
-                raise RuntimeError(f"the client could not answer {questions[key]['method']}: {reply['error']}")
-            answers[key] = reply["result"]
-        return answers
+        slot = self._waiting[self._last_request_id] = queue.Queue(maxsize=1)
+    return self._last_request_id, slot
 
-    def elicit(self, key: str, message: str, schema: dict) -> dict:
-        """Ask the user a question through the client (elicitation/create): {action, content?}."""
-        question = {"method": "elicitation/create", "params": {"message": message, "requestedSchema": schema}}
-        return self.ask({key: question})[key]
 
-    def sample(self, key: str, prompt: str, max_tokens: int = 256, **params) -> dict:
-        """Borrow the client's model (sampling/createMessage): {role, content, model, stopReason}.
+@extend(MCPServer)
+def _forget_requests(self, ids: list):
+    """Stop waiting for these requests' responses (the function gave up or was cancelled)."""
+    with self._lock:
+        for id in ids:
+            self._waiting.pop(id, None)
 
-        Deprecated by 2026-07-28 (course 004, section 2): new servers should not depend on it.
-        """
-        messages = [{"role": "user", "content": text_content(prompt)}]
-        question = {"method": "sampling/createMessage", "params": {"messages": messages, "maxTokens": max_tokens, **params}}
-        return self.ask({key: question})[key]
 
-    def roots(self, key: str = "roots") -> list:
-        """The folders the client allows (roots/list): [{uri, name?}].
+run_with_context = MCPServer._run  # section 5's: ctx handed over, a coroutine run to its end
 
-        Deprecated by 2026-07-28 (course 004, section 2): new servers should not depend on it.
-        """
-        return self.ask({key: {"method": "roots/list", "params": {}}})[key].get("roots", [])
+
+@extend(MCPServer)
+def _run(self, entry: dict, arguments: dict, ctx):
+    """Before a function runs: the answers the client gave in earlier rounds, and the capabilities it cannot run without."""
+    ctx.binding = (ctx.method, ctx.params.get("name", ctx.params.get("uri")), arguments)  # what a requestState is for
+    ctx.answers = self._answers(*ctx.binding, ctx.params)
+    ctx.require(entry.get("requires", ()))  # a tool may say up front what it cannot run without
+    return run_with_context(self, entry, arguments, ctx)
+
+
+dispatch_one_round = MCPServer._dispatch  # section 6's: a request served to its end
+
+
+@extend(MCPServer)
+def _dispatch(self, method: str, params: dict, ctx):
+    """A function that asked what the client has not answered yet ends this round: the result is input_required."""
+    try:
+        return dispatch_one_round(self, method, params, ctx)
+    except InputRequired as ask:  # 2026-07-28: the client answers, then sends the request again
+        return self._input_required(ask, *ctx.binding, ctx.answers)
 
 
 @extend(MCPServer)
@@ -1445,16 +1667,18 @@ def _mac(self, body: str) -> str:
     return hmac.new(self._state_key, body.encode(), hashlib.sha256).hexdigest()
 
 
+one_round = MCPClient.request_and_pump  # section 3's: one request, its response, the notifications pumped
+
+
 @extend(MCPClient)
-def request_answering(self, method: str, params: dict) -> dict:
-    """A request the server may answer with input_required: answer its questions and send it again.
+def request_and_pump(self, method: str, params: dict) -> dict:
+    """A request the server may answer input_required (tools/call, prompts/get, resources/read): answer, send it again.
 
     Each retry is a new request with a new id, carrying this round's answers and the requestState
     exactly as the server sent it (spec 2026-07-28, basic, "Multi Round-Trip Requests").
     """
     for _ in range(MAX_INPUT_ROUNDS):
-        result = self.request(method, params)
-        self._pump_notifications()
+        result = one_round(self, method, params)
         if result.get("resultType") != "input_required":
             return result
         params = {key: value for key, value in params.items() if key not in ("inputResponses", "requestState")}
@@ -1463,26 +1687,6 @@ def request_answering(self, method: str, params: dict) -> dict:
             params["requestState"] = result["requestState"]
     raise RuntimeError(f"{method} still needs input after {MAX_INPUT_ROUNDS} rounds")
 
-
-@extend(MCPClient)
-def answer(self, questions: dict) -> dict:
-    """The answers to the server's questions, each from the callback for its method."""
-    answers = {}
-    for key, question in questions.items():
-        answerer = self.answerers.get(question.get("method"))
-        if answerer is None:
-            raise RPCError(METHOD_NOT_FOUND, f"this client cannot answer {question.get('method')}")
-        answers[key] = answerer(question)
-    return answers
-
-
-@extend(MCPClient)
-def hear(self, message: dict):
-    """A notification as it arrives: progress and log lines go to their callbacks at once."""
-    callback = {"notifications/message": self.on_log, "notifications/progress": self.on_progress}.get(message["method"])
-    if callback:
-        callback(message.get("params", {}))
-
 # ---------------------------------------------------------------------------------------------------
 # ---- 8. Both directions ----
 # A session is not one request at a time. While a tool runs, the client may ping, cancel it, or answer
@@ -1490,6 +1694,43 @@ def hear(self, message: dict):
 # subscriptions/listen stream open to hear list changes. Transports call MCPServer.handle from several
 # threads at once: a request that runs long keeps its thread while another reads on (sections 9 and 10).
 # ---------------------------------------------------------------------------------------------------
+
+
+Context.cancelled_by_client = False  # set by notifications/cancelled (one assignment: no lock needed)
+
+
+@extend(Context)
+@property
+def cancelled(self) -> bool:
+    """Whether the client cancelled this request: notifications/cancelled named it."""
+    return self.cancelled_by_client
+
+
+dispatch_unwatched = MCPServer._dispatch  # section 7's
+
+
+@extend(MCPServer)
+def _dispatch(self, method: str, params: dict, ctx):
+    """Serve a request, findable by its id while it runs: notifications/cancelled may name it."""
+    with self._lock:
+        self._running[ctx.id] = ctx
+    try:
+        return dispatch_unwatched(self, method, params, ctx)
+    finally:
+        with self._lock:
+            if self._running.get(ctx.id) is ctx:
+                del self._running[ctx.id]
+
+
+notice_before = MCPServer._notice  # section 2's: notifications/initialized
+
+
+@extend(MCPServer)
+def _notice(self, method: str, params: dict):
+    """notifications/cancelled reaches the request it names; the rest as before."""
+    if method == "notifications/cancelled":
+        self._cancel(params.get("requestId"))
+    notice_before(self, method, params)
 
 
 @extend(MCPServer)
@@ -1507,40 +1748,12 @@ def _cancel(self, request_id):
 
 
 @extend(MCPServer)
-def _expect_response(self) -> tuple:
-    """A fresh id for a request of the server's own, and the queue its response will be put in."""
-    with self._lock:
-        self._last_request_id += 1
-        import queue
-        slot = self._waiting[self._last_request_id] = queue.Queue(maxsize=1)
-    return self._last_request_id, slot
-
-
-@extend(MCPServer)
-def _receive_response(self, message: dict):
-    """Hand the client's response to the function that asked; a response to nothing asked is dropped."""
-    if valid_id(message.get("id")):
-        with self._lock:
-            slot = self._waiting.pop(message["id"], None)
-        if slot:
-            slot.put(message)
-
-
-@extend(MCPServer)
 def stop_waiting(self, reason: str):
     """Give every function waiting for the client's answer an error instead: the client has gone."""
     with self._lock:
         slots, self._waiting = list(self._waiting.items()), {}
     for id, slot in slots:
         slot.put(error_response(id, INTERNAL_ERROR, reason))
-
-
-@extend(MCPServer)
-def _forget_requests(self, ids: list):
-    """Stop waiting for these requests' responses (the function gave up or was cancelled)."""
-    with self._lock:
-        for id in ids:
-            self._waiting.pop(id, None)
 
 
 @serves("subscriptions/listen")
@@ -1561,6 +1774,30 @@ def _listen(self, params, ctx):
     with self._lock:
         self._listeners.append({"id": ctx.id, "filter": honoured, "context": ctx})
     return None
+
+
+list_changed_in_outbox = MCPServer._list_changed  # section 2's
+
+
+@extend(MCPServer)
+def _list_changed(self, listed: str, notify: bool):
+    """Queue list_changed for each session, and send it on every listen stream that asked for it."""
+    list_changed_in_outbox(self, listed, notify)
+    if notify:
+        for server in self.sharing():
+            server._tell_listeners(lambda asked: asked.get(f"{listed}ListChanged"), f"notifications/{listed}/list_changed", {})
+
+
+updated_in_outbox = MCPServer.resource_updated  # section 5's
+
+
+@extend(MCPServer)
+def resource_updated(self, uri: str):
+    """Tell each subscribed session, and every listen stream that subscribed to uri."""
+    updated_in_outbox(self, uri)
+    for server in self.sharing():
+        server._tell_listeners(lambda asked: uri in asked.get("resourceSubscriptions", []),
+                               "notifications/resources/updated", {"uri": uri})
 
 
 @extend(MCPServer)
@@ -1588,18 +1825,6 @@ def end_listening(self):
     for listener in self.stop_listening():
         result = {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: listener["id"]}}
         listener["context"].send(response(listener["id"], result))
-
-
-@extend(MCPClient)
-def answer_request(self, message: dict) -> dict:
-    """The response to a request the server sent (handshake era): the same callbacks as input_required."""
-    question = {"method": message.get("method"), "params": message.get("params") or {}}
-    try:
-        return response(message.get("id"), self.answer({"question": question})["question"])
-    except RPCError as exc:
-        return error_response(message.get("id"), exc.code, exc.message)
-    except Exception as exc:  # the callback's bug is an error response, not a broken session
-        return error_response(message.get("id"), INTERNAL_ERROR, f"the client failed: {exc!r}"[:200])
 
 
 @extend(MCPClient)
@@ -2005,15 +2230,6 @@ def header_matches(text: str | None, value) -> bool:
     return text == header_text_of(value)
 
 
-def header_name(name: str, schema: dict) -> str:
-    """name, if it may follow Mcp-Param- for an argument of this schema (2026-07-28, "x-mcp-header"); else ValueError."""
-    if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):  # an HTTP token (RFC 9110, section 5.6.2)
-        raise ValueError(f"{name!r} cannot be part of a header name")
-    if schema.get("type") not in ("string", "integer", "boolean"):
-        raise ValueError(f"only a string, integer or boolean argument can travel as header Mcp-Param-{name}")
-    return name
-
-
 def header_paths(schema: dict) -> dict:
     """{Mcp-Param-Name: path of property names} for each x-mcp-header in an inputSchema; ValueError if one is misplaced.
 
@@ -2101,6 +2317,16 @@ class HttpStream:
     def closed(self) -> bool:
         """Whether the client has gone: a write failed, or the connection reads as end of file."""
         return self.gone or self.handler.client_gone()
+
+
+cancelled_by_notification = Context.cancelled  # section 8's property
+
+
+@extend(Context)
+@property
+def cancelled(self) -> bool:
+    """Whether the client cancelled this request: notifications/cancelled named it, or it closed the request's stream."""
+    return cancelled_by_notification.fget(self) or bool(self.stream and self.stream.closed)
 
 
 def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):

@@ -918,3 +918,37 @@ def test_the_course_names_are_where_the_course_says():
     assert callable(MCPClient._pump_notifications) and callable(InMemoryTransport.send)
     assert (mcp_min.PARSE_ERROR, mcp_min.INVALID_REQUEST, mcp_min.METHOD_NOT_FOUND, mcp_min.INVALID_PARAMS,
             mcp_min.INTERNAL_ERROR) == (-32700, -32600, -32601, -32602, -32603)
+
+
+def test_no_section_names_anything_a_later_section_defines():
+    # Course first: a later section may grow an earlier one (@extend), never the reverse (module docstring).
+    source = (HERE / "mcp_min.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    banners = [number for number, line in enumerate(source.splitlines(), 1) if line.startswith("# ---- ")]
+
+    def section(node) -> int:
+        return sum(1 for banner in banners if banner <= node.lineno)
+
+    methods = set()  # what an attribute may name here: a method or property of the module's classes
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            methods |= {item.name for item in node.body if isinstance(item, ast.FunctionDef)}
+        if isinstance(node, ast.FunctionDef) and node.decorator_list and node.col_offset == 0:
+            methods |= {node.name} | {d.args[1].value for d in node.decorator_list
+                                      if isinstance(d, ast.Call) and len(d.args) > 1}  # @extend(MCPClient, "request")
+    defined, used = {}, []  # name -> the first section that binds it, in any way; (name, section) of each use
+    for node in ast.walk(tree):
+        bound = []
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound = [node.name] + [d.args[1].value for d in node.decorator_list if isinstance(d, ast.Call) and len(d.args) > 1]
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            name = node.id if isinstance(node, ast.Name) else node.attr
+            if isinstance(node.ctx, ast.Store):
+                bound = [name]
+            elif isinstance(node, ast.Name) or name in methods:
+                used.append((name, section(node)))
+        elif isinstance(node, (ast.arg, ast.alias, ast.ExceptHandler)) and hasattr(node, "lineno"):
+            bound = [getattr(node, "arg", None) or getattr(node, "asname", None) or getattr(node, "name", None)]
+        for name in bound:
+            defined[name] = min(defined.get(name, len(banners)), section(node))
+    assert {(name, at) for name, at in used if defined.get(name, 0) > at} == set()
