@@ -5,6 +5,7 @@
     python maintainers/bench.py --markdown    # measure, then rewrite README.md's "How fast" section
     python maintainers/bench.py --check       # exit 1 if README.md's tables and the bench's rows differ (measures nothing)
     python maintainers/bench.py --parse       # parse() against json.loads on the messages that stress its depth guard
+    python maintainers/bench.py --ceiling     # how near its floor a server doing course 000's checks and no more comes
 
 A row's contenders (mcp_min, its floor, the SDK) take turns: each round runs every one of them once, the order
 rotated between rounds. A cell is the median of the rounds with their range beside it, and a ratio is taken
@@ -938,7 +939,9 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "server is timed warm (pip compiles its packages when it installs them).",
         "",
         "`python maintainers/bench.py --parse` compares `parse()`, with its depth guard, against `json.loads` on the messages "
-        "that stress the guard.",
+        "that stress the guard. `python maintainers/bench.py --ceiling` runs a scratch server that does course 000's checks "
+        "and nothing more (and, in memory, a scratch client) beside the floor and mcp_min: how near its floor any server "
+        "doing those checks comes on this machine.",
         "",
         "### Goals",
         "",
@@ -1030,14 +1033,128 @@ def parse_table(rounds: int, seconds: float) -> list:
     return lines
 
 
+# ---- the ceiling: course 000's checks and nothing more, beside the floor and mcp_min ----
+
+# A scratch server that does what course 000 asks and no more: the jsonrpc check, the gate, a flat table, the
+# lattice's four rungs, one response a request. No id check, no argument types, no eras, no cancellation, no
+# threads. In memory, a scratch client beside it builds each request and looks for an error in the response.
+# How near its floor such a pair comes is the most a Python server (and client) doing course 000's checks
+# can reach on this machine: a goal above it cannot be met by any.
+BARE_SERVER = """import json, sys
+ENCODER, DECODER = json.JSONEncoder(), json.JSONDecoder()
+TOOLS = {"add": {"fn": lambda x, y: x + y, "required": ["x", "y"], "allowed": True}}
+SESSION = {"initialized": True}
+
+
+class Refused(Exception):
+    pass
+
+
+def call_tool(params):
+    tool = TOOLS.get(params.get("name"))
+    if tool is None:
+        raise Refused(-32601, "unknown tool")
+    if not tool["allowed"]:
+        raise Refused(-32600, "not permitted")
+    arguments = params.get("arguments", {})
+    for name in tool["required"]:
+        if name not in arguments:
+            raise Refused(-32602, "missing argument " + name)
+    try:
+        return {"content": [{"type": "text", "text": ENCODER.encode(tool["fn"](**arguments))}]}
+    except Exception as exc:
+        return {"content": [{"type": "text", "text": "ERROR: " + str(exc)}], "isError": True}
+
+
+HANDLERS = {"tools/call": call_tool}
+
+
+def handle(message):
+    try:
+        if message.get("jsonrpc") != "2.0" or not SESSION["initialized"]:
+            raise Refused(-32600, "invalid request")
+        handler = HANDLERS.get(message.get("method"))
+        if handler is None:
+            raise Refused(-32601, "method not found")
+        reply = {"jsonrpc": "2.0", "id": message.get("id"), "result": handler(message.get("params", {}))}
+    except Refused as exc:
+        reply = {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": exc.args[0], "message": exc.args[1]}}
+    except Exception as exc:
+        reply = {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32603, "message": str(exc)}}
+    return reply if "id" in message else None
+
+
+if __name__ == "__main__":
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
+        reply = handle(DECODER.decode(line.decode()))
+        if reply is not None:
+            out.write(ENCODER.encode(reply).encode() + b"\\n")
+            out.flush()
+"""
+
+
+def ceiling_table(rounds: int, seconds: float) -> list:
+    """The floor, course 000's checks alone, and mcp_min, in turn: in memory and over stdio, as Markdown lines."""
+    bare = {}
+    exec(BARE_SERVER, bare)  # the same code the stdio child runs (its __main__ part aside)
+    encoder, decoder = json.JSONEncoder(), json.JSONDecoder()
+    request, response = mcp_min.request(1, "tools/call", ADD), mcp_min.response(1, ADD_RESULT)
+
+    def floor(i):  # the four json calls of one round trip, as in the main table
+        decoder.decode(encoder.encode(request))
+        decoder.decode(encoder.encode(response))
+
+    def bare_call(i):  # the scratch client: a request built, crossed as JSON, its response looked at
+        message = {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "add", "arguments": {"x": 2, "y": i}}}
+        reply = decoder.decode(encoder.encode(bare["handle"](decoder.decode(encoder.encode(message)))))
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply["result"]
+
+    client = mcp_min.MCPClient(mcp_min.InMemoryTransport(server_demo.make_server()))
+    client.initialize()
+    assert bare_call(3) == client.call_tool("add", {"x": 2, "y": 3}) == {"content": [{"type": "text", "text": "5"}]}
+    results = {"in memory (client and server)": take_turns({
+        "floor": lambda: rate(floor, seconds), "bare": lambda: rate(bare_call, seconds),
+        "mcp_min": lambda: rate(lambda i: client.call_tool("add", {"x": 2, "y": i}), seconds)}, rounds)}
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = pathlib.Path(folder)
+        (tmp / "stdio_floor.py").write_text(STDIO_FLOOR)
+        (tmp / "bare_server.py").write_text(BARE_SERVER)
+        with on_cpu(min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None):
+            drivers = {"floor": LineDriver([sys.executable, str(tmp / "stdio_floor.py")], False),
+                       "bare": LineDriver([sys.executable, str(tmp / "bare_server.py")], False),
+                       "mcp_min": LineDriver([sys.executable, str(HERE / "server_demo.py")])}
+            line = wire_line(request)
+            try:
+                for name, driver in drivers.items():
+                    assert_adds(name, json.loads(driver.exchange(line)), request)
+                results["stdio server, bare line driver"] = take_turns(
+                    {name: lambda driver=driver: rate(lambda i: driver.exchange(line), seconds)
+                     for name, driver in drivers.items()}, rounds)
+            finally:
+                for driver in drivers.values():
+                    driver.close()
+    lines = [table_row(["path", "floor, calls/s", "course 000 alone, calls/s", "mcp_min, calls/s",
+                        "course 000 alone ÷ floor", "mcp_min ÷ floor"]),
+             table_row(["---", "---:", "---:", "---:", "---:", "---:"])]
+    for path, values in results.items():
+        lines.append(table_row([path, spread(values["floor"]), spread(values["bare"]), spread(values["mcp_min"]),
+                                spread(ratios(values["bare"], values["floor"])),
+                                spread(ratios(values["mcp_min"], values["floor"]))]))
+    return lines
+
+
 def main(argv=None) -> int:
-    """Measure and print the tables; or --check README.md's rows; or --parse."""
+    """Measure and print the tables; or --check README.md's rows; or --parse; or --ceiling."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="seconds, not minutes: fewer and shorter rounds")
     parser.add_argument("--no-sdk", action="store_true", help="leave out the official SDK even where it is installed")
     parser.add_argument("--markdown", action="store_true", help="also rewrite README.md's How fast section")
     parser.add_argument("--check", action="store_true", help="exit 1 if README.md's tables and the bench's rows differ")
     parser.add_argument("--parse", action="store_true", help="parse() against json.loads")
+    parser.add_argument("--ceiling", action="store_true", help="course 000's checks alone beside the floor and mcp_min")
     args = parser.parse_args(argv)
     if args.check:
         problems = check_readme()
@@ -1051,6 +1168,9 @@ def main(argv=None) -> int:
         return subprocess.run([sys.executable, __file__, *(argv if argv is not None else sys.argv[1:])], env=fixed).returncode
     if args.parse:
         print("\n".join(parse_table(args.rounds, args.seconds)))
+        return 0
+    if args.ceiling:
+        print("\n".join(ceiling_table(args.rounds, args.seconds)))
         return 0
     with_sdk = sdk_available() and not args.no_sdk
     print(f"# bench.py: Python {platform.python_version()}; the official SDK "

@@ -49,6 +49,14 @@ def test_parse_comparison_prints_a_ratio_for_every_case():
     assert all(len(FIGURE.findall(line)) == 3 for line in rows)
 
 
+def test_ceiling_prints_the_floor_course_000_alone_and_mcp_min_for_each_path():
+    # bench.py --ceiling: three contenders and two ratios a path; the scratch server answers add as mcp_min does.
+    printed = run_bench("--ceiling", "--quick")
+    rows = [line for line in printed.splitlines() if line.startswith("| ") and bench.table_rows(line)]
+    assert [bench.table_rows(line)[0] for line in rows] == ["in memory (client and server)", "stdio server, bare line driver"]
+    assert all(len(FIGURE.findall(line)) == 5 for line in rows)
+
+
 def test_contenders_take_turns_each_round_in_a_rotated_order_after_an_untimed_one():
     # Every round runs every contender once; the order starts one later each round; the first round is not kept.
     order = []

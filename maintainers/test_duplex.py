@@ -201,6 +201,24 @@ def test_a_cancelled_call_gets_no_response_and_the_next_call_works_over_stdio():
     assert later == [] and max(progress) < 30  # no response, and the tool stopped counting early
 
 
+def test_a_request_that_ended_is_forgotten_so_a_late_cancel_reaches_nothing():
+    # notifications/cancelled names a running request; once its response is out, the server keeps nothing of it.
+    kept = []
+    server = MCPServer("late")
+
+    @server.tool()
+    def remember(ctx: Context) -> str:
+        """Keep this request's Context."""
+        kept.append(ctx)
+        return "kept"
+
+    client = MCPClient(mcp_min.InMemoryTransport(server))
+    client.initialize()
+    client.call_tool("remember")
+    client.notify("notifications/cancelled", {"requestId": kept[0].id, "reason": "too late"})
+    assert [ctx.cancelled for ctx in kept] == [False] and server._running == {}
+
+
 def cancelling_server(record: list) -> MCPServer:
     """A server whose tool reports progress until it is cancelled, and records that it noticed."""
     server = MCPServer("cancel")
