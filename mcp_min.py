@@ -294,7 +294,10 @@ class MCPServer:
             self._initialized = True  # the session is live only now (course 000, step 3)
 
     def _gate(self, message: dict, method: str, params: dict, ctx):
-        """The handshake gate (course 000): nothing but initialize and ping before `initialized`."""
+        """The handshake gate (course 000): nothing but initialize and ping before `initialized`.
+
+        (message, the whole request, is for section 6, which sends a 2026-07-28 request past the gate.)
+        """
         if not self._initialized and method not in ("initialize", "ping"):
             raise RPCError(NOT_INITIALIZED, "server not initialized")
         return self._dispatch(method, params, ctx)
@@ -307,7 +310,7 @@ class MCPServer:
         return handler(params, ctx)
 
     def _receive_response(self, message: dict):
-        """Hand the client's response to the function that asked (section 8); a response to nothing asked is dropped."""
+        """Hand the client's response to the function that asked (section 7); a response to nothing asked is dropped."""
         if valid_id(message.get("id")):
             with self._lock:
                 slot = self._waiting.pop(message["id"], None)
@@ -1302,7 +1305,8 @@ dispatch_in_any_era = MCPServer._dispatch  # section 2's flat table, which holds
 @extend(MCPServer)
 def _dispatch(self, method: str, params: dict, ctx):
     """A method of the other era is not found in this one: initialize in 2026-07-28, subscriptions/listen before it."""
-    if method in (HANDSHAKE_ONLY if ctx.stateless else STATELESS_ONLY):
+    other_era = HANDSHAKE_ONLY if ctx.stateless else STATELESS_ONLY  # the methods this request's era lacks
+    if method in other_era:
         raise RPCError(METHOD_NOT_FOUND, f"method not found: {method}")
     return dispatch_in_any_era(self, method, params, ctx)
 
