@@ -5,7 +5,6 @@
     python maintainers/bench.py --markdown    # measure, then rewrite README.md's "How fast" section
     python maintainers/bench.py --check       # exit 1 if README.md's tables and the bench's rows differ (measures nothing)
     python maintainers/bench.py --parse       # parse() against json.loads on the messages that stress its depth guard
-    python maintainers/bench.py --ceiling     # how near its floor a server doing course 000's checks and no more comes
 
 A row's contenders (mcp_min, its floor, the SDK) take turns: each round runs every one of them once, the order
 rotated between rounds. A cell is the median of the rounds with their range beside it, and a ratio is taken
@@ -236,6 +235,65 @@ httpd.daemon_threads = True
 print(httpd.server_address[1], flush=True)
 httpd.serve_forever()
 """
+# A scratch server that does what course 000 asks and no more: the jsonrpc check, the gate, a flat table, the
+# lattice's four rungs, one response a request. No id check, no argument types, no eras, no cancellation, no
+# threads. In memory, a scratch client beside it builds each request and looks for an error in the response.
+# How near its floor such a pair comes (the goals table's *course 000 alone*) is the most a Python server (and
+# client) doing course 000's checks can reach on this machine: a goal above it cannot be met by any.
+BARE_SERVER = """import json, sys
+ENCODER, DECODER = json.JSONEncoder(), json.JSONDecoder()
+TOOLS = {"add": {"fn": lambda x, y: x + y, "required": ["x", "y"], "allowed": True}}
+SESSION = {"initialized": True}
+
+
+class Refused(Exception):
+    pass
+
+
+def call_tool(params):
+    tool = TOOLS.get(params.get("name"))
+    if tool is None:
+        raise Refused(-32601, "unknown tool")
+    if not tool["allowed"]:
+        raise Refused(-32600, "not permitted")
+    arguments = params.get("arguments", {})
+    for name in tool["required"]:
+        if name not in arguments:
+            raise Refused(-32602, "missing argument " + name)
+    try:
+        return {"content": [{"type": "text", "text": ENCODER.encode(tool["fn"](**arguments))}]}
+    except Exception as exc:
+        return {"content": [{"type": "text", "text": "ERROR: " + str(exc)}], "isError": True}
+
+
+HANDLERS = {"tools/call": call_tool}
+
+
+def handle(message):
+    try:
+        if message.get("jsonrpc") != "2.0" or not SESSION["initialized"]:
+            raise Refused(-32600, "invalid request")
+        handler = HANDLERS.get(message.get("method"))
+        if handler is None:
+            raise Refused(-32601, "method not found")
+        reply = {"jsonrpc": "2.0", "id": message.get("id"), "result": handler(message.get("params", {}))}
+    except Refused as exc:
+        reply = {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": exc.args[0], "message": exc.args[1]}}
+    except Exception as exc:
+        reply = {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32603, "message": str(exc)}}
+    return reply if "id" in message else None
+
+
+if __name__ == "__main__":
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
+        reply = handle(DECODER.decode(line.decode()))
+        if reply is not None:
+            out.write(ENCODER.encode(reply).encode() + b"\\n")
+            out.flush()
+"""
+
+
 # The start-up floor: import json, answer each request line with an empty result.
 JSON_ONLY_SERVER = """import json, sys
 for line in sys.stdin:
@@ -500,7 +558,7 @@ def sdk_json_memory(server):
 # ---- table 1: round trips ----
 
 def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | None) -> dict:
-    """Each path's contenders, in turn: {row: {"mcp_min"|"floor"|"sdk": [calls/s a round]}}."""
+    """Each path's contenders, in turn: {row: {"mcp_min"|"floor"|"sdk"|"bare": [calls/s a round]}}."""
     results = {}
     encoder, decoder = json.JSONEncoder(), json.JSONDecoder()
     request = mcp_min.request(1, "tools/call", ADD)
@@ -513,12 +571,23 @@ def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | N
     def add(i):
         return {"name": "add", "arguments": {"x": 2, "y": i}}
 
+    bare = {}
+    exec(BARE_SERVER, bare)  # the scratch server of course 000's checks alone, in this process
+
+    def bare_call(i):  # its scratch client: a request built, crossed as JSON, its response looked at
+        message = {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": add(i)}
+        reply = decoder.decode(encoder.encode(bare["handle"](decoder.decode(encoder.encode(message)))))
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return reply["result"]
+
     memory = mcp_min.MCPClient(mcp_min.InMemoryTransport(server_demo.make_server()))
     memory.initialize()
+    assert bare_call(3) == memory.call_tool(**add(3)) == {"content": [{"type": "text", "text": "5"}]}
     direct = mcp_min.MCPClient(DictTransport(server_demo.make_server()))
     direct.initialize()
     contenders = {"mcp_min": lambda: rate(lambda i: memory.call_tool(**add(i)), seconds),
-                  "floor": lambda: rate(json_floor, seconds)}
+                  "floor": lambda: rate(json_floor, seconds), "bare": lambda: rate(bare_call, seconds)}
     if sdk:
         sdk_memory = sdk.client(sdk_json_memory(sdk_server()))
         contenders["sdk"] = lambda: sdk.rate(lambda i: sdk_memory.call_tool(**add(i)), seconds)
@@ -531,7 +600,8 @@ def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | N
 
     demo = [sys.executable, str(HERE / "server_demo.py")]
     line = wire_line(request)
-    drivers = {"mcp_min": LineDriver(demo), "floor": LineDriver([sys.executable, str(tmp / "stdio_floor.py")], False)}
+    drivers = {"mcp_min": LineDriver(demo), "floor": LineDriver([sys.executable, str(tmp / "stdio_floor.py")], False),
+               "bare": LineDriver([sys.executable, str(tmp / "bare_server.py")], False)}
     if sdk:
         drivers["sdk"] = LineDriver([sys.executable, str(tmp / "sdk_server.py")])
     own = mcp_min.MCPClient(mcp_min.StdioTransport(demo))
@@ -831,7 +901,8 @@ def session_bytes(tools: int) -> float:
 
 def goals_table(results: dict) -> list:
     """Table 4 as Markdown lines: each goal, this run's ratio (median and range), and whether its median meets it."""
-    lines = [table_row(["goal", "compared", "wanted", "this run", "met"]), table_row(["---", "---", "---:", "---:", "---"])]
+    lines = [table_row(["goal", "compared", "wanted", "this run", "course 000 alone", "met"]),
+             table_row(["---", "---", "---:", "---:", "---:", "---"])]
     floor_start = results["json-only server (floor)"]["warm"]
     weighed = [session_bytes(SESSION_CATALOGS[1]) / session_bytes(SESSION_CATALOGS[0]) for _ in range(3)]
     for row, compared, goal in GOALS:
@@ -841,9 +912,12 @@ def goals_table(results: dict) -> list:
             values = ratios(results[row]["warm"], floor_start)
         else:
             values = ratios(results[row]["mcp_min"], results[row]["floor"])
+        ceiling = "-"
+        if "bare" in results.get(row, {}):  # the scratch server of course 000's checks alone, on the same path
+            ceiling = spread(ratios(results[row]["bare"], results[row]["floor"]))
         median = statistics.median(values)
         met = median >= goal if goal > 0 else median <= -goal
-        lines.append(table_row([row, compared, f"{'≥' if goal > 0 else '≤'} {abs(goal)}", spread(values),
+        lines.append(table_row([row, compared, f"{'≥' if goal > 0 else '≤'} {abs(goal)}", spread(values), ceiling,
                                 "yes" if met else "no"]))
     return lines
 
@@ -939,9 +1013,7 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "server is timed warm (pip compiles its packages when it installs them).",
         "",
         "`python maintainers/bench.py --parse` compares `parse()`, with its depth guard, against `json.loads` on the messages "
-        "that stress the guard. `python maintainers/bench.py --ceiling` runs a scratch server that does course 000's checks "
-        "and nothing more (and, in memory, a scratch client) beside the floor and mcp_min: how near its floor any server "
-        "doing those checks comes on this machine.",
+        "that stress the guard.",
         "",
         "### Goals",
         "",
@@ -951,6 +1023,11 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "weighs, with `tracemalloc` and three times, 20 handshake sessions opened as `http_server` opens them (`server.session()`, then the "
         f"handshake) on catalogs of {SESSION_CATALOGS[0]:,} and {SESSION_CATALOGS[1]:,} tools: the sessions share "
         "their server's catalog, so a session weighs the same whatever its size.",
+        "- *course 000 alone*: a scratch server that does what course 000 asks and no more (the `jsonrpc` check, the "
+        "gate, a flat table, the lattice's four rungs; no id check, no argument types, no eras, no cancellation, no "
+        "threads), timed as a fourth contender of the same rounds; in memory, with a scratch client that builds each "
+        "request and looks for an error in its response. It is the most a Python server doing those checks reaches "
+        "beside the same floor on this machine: a goal above it is out of any such server's reach.",
     ]
     return "\n".join(line if line.startswith(("|", "#")) else prose(line) for line in lines)
 
@@ -1033,128 +1110,14 @@ def parse_table(rounds: int, seconds: float) -> list:
     return lines
 
 
-# ---- the ceiling: course 000's checks and nothing more, beside the floor and mcp_min ----
-
-# A scratch server that does what course 000 asks and no more: the jsonrpc check, the gate, a flat table, the
-# lattice's four rungs, one response a request. No id check, no argument types, no eras, no cancellation, no
-# threads. In memory, a scratch client beside it builds each request and looks for an error in the response.
-# How near its floor such a pair comes is the most a Python server (and client) doing course 000's checks
-# can reach on this machine: a goal above it cannot be met by any.
-BARE_SERVER = """import json, sys
-ENCODER, DECODER = json.JSONEncoder(), json.JSONDecoder()
-TOOLS = {"add": {"fn": lambda x, y: x + y, "required": ["x", "y"], "allowed": True}}
-SESSION = {"initialized": True}
-
-
-class Refused(Exception):
-    pass
-
-
-def call_tool(params):
-    tool = TOOLS.get(params.get("name"))
-    if tool is None:
-        raise Refused(-32601, "unknown tool")
-    if not tool["allowed"]:
-        raise Refused(-32600, "not permitted")
-    arguments = params.get("arguments", {})
-    for name in tool["required"]:
-        if name not in arguments:
-            raise Refused(-32602, "missing argument " + name)
-    try:
-        return {"content": [{"type": "text", "text": ENCODER.encode(tool["fn"](**arguments))}]}
-    except Exception as exc:
-        return {"content": [{"type": "text", "text": "ERROR: " + str(exc)}], "isError": True}
-
-
-HANDLERS = {"tools/call": call_tool}
-
-
-def handle(message):
-    try:
-        if message.get("jsonrpc") != "2.0" or not SESSION["initialized"]:
-            raise Refused(-32600, "invalid request")
-        handler = HANDLERS.get(message.get("method"))
-        if handler is None:
-            raise Refused(-32601, "method not found")
-        reply = {"jsonrpc": "2.0", "id": message.get("id"), "result": handler(message.get("params", {}))}
-    except Refused as exc:
-        reply = {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": exc.args[0], "message": exc.args[1]}}
-    except Exception as exc:
-        reply = {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32603, "message": str(exc)}}
-    return reply if "id" in message else None
-
-
-if __name__ == "__main__":
-    out = sys.stdout.buffer
-    for line in sys.stdin.buffer:
-        reply = handle(DECODER.decode(line.decode()))
-        if reply is not None:
-            out.write(ENCODER.encode(reply).encode() + b"\\n")
-            out.flush()
-"""
-
-
-def ceiling_table(rounds: int, seconds: float) -> list:
-    """The floor, course 000's checks alone, and mcp_min, in turn: in memory and over stdio, as Markdown lines."""
-    bare = {}
-    exec(BARE_SERVER, bare)  # the same code the stdio child runs (its __main__ part aside)
-    encoder, decoder = json.JSONEncoder(), json.JSONDecoder()
-    request, response = mcp_min.request(1, "tools/call", ADD), mcp_min.response(1, ADD_RESULT)
-
-    def floor(i):  # the four json calls of one round trip, as in the main table
-        decoder.decode(encoder.encode(request))
-        decoder.decode(encoder.encode(response))
-
-    def bare_call(i):  # the scratch client: a request built, crossed as JSON, its response looked at
-        message = {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "add", "arguments": {"x": 2, "y": i}}}
-        reply = decoder.decode(encoder.encode(bare["handle"](decoder.decode(encoder.encode(message)))))
-        if "error" in reply:
-            raise RuntimeError(reply["error"])
-        return reply["result"]
-
-    client = mcp_min.MCPClient(mcp_min.InMemoryTransport(server_demo.make_server()))
-    client.initialize()
-    assert bare_call(3) == client.call_tool("add", {"x": 2, "y": 3}) == {"content": [{"type": "text", "text": "5"}]}
-    results = {"in memory (client and server)": take_turns({
-        "floor": lambda: rate(floor, seconds), "bare": lambda: rate(bare_call, seconds),
-        "mcp_min": lambda: rate(lambda i: client.call_tool("add", {"x": 2, "y": i}), seconds)}, rounds)}
-    with tempfile.TemporaryDirectory() as folder:
-        tmp = pathlib.Path(folder)
-        (tmp / "stdio_floor.py").write_text(STDIO_FLOOR)
-        (tmp / "bare_server.py").write_text(BARE_SERVER)
-        with on_cpu(min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None):
-            drivers = {"floor": LineDriver([sys.executable, str(tmp / "stdio_floor.py")], False),
-                       "bare": LineDriver([sys.executable, str(tmp / "bare_server.py")], False),
-                       "mcp_min": LineDriver([sys.executable, str(HERE / "server_demo.py")])}
-            line = wire_line(request)
-            try:
-                for name, driver in drivers.items():
-                    assert_adds(name, json.loads(driver.exchange(line)), request)
-                results["stdio server, bare line driver"] = take_turns(
-                    {name: lambda driver=driver: rate(lambda i: driver.exchange(line), seconds)
-                     for name, driver in drivers.items()}, rounds)
-            finally:
-                for driver in drivers.values():
-                    driver.close()
-    lines = [table_row(["path", "floor, calls/s", "course 000 alone, calls/s", "mcp_min, calls/s",
-                        "course 000 alone ÷ floor", "mcp_min ÷ floor"]),
-             table_row(["---", "---:", "---:", "---:", "---:", "---:"])]
-    for path, values in results.items():
-        lines.append(table_row([path, spread(values["floor"]), spread(values["bare"]), spread(values["mcp_min"]),
-                                spread(ratios(values["bare"], values["floor"])),
-                                spread(ratios(values["mcp_min"], values["floor"]))]))
-    return lines
-
-
 def main(argv=None) -> int:
-    """Measure and print the tables; or --check README.md's rows; or --parse; or --ceiling."""
+    """Measure and print the tables; or --check README.md's rows; or --parse."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="seconds, not minutes: fewer and shorter rounds")
     parser.add_argument("--no-sdk", action="store_true", help="leave out the official SDK even where it is installed")
     parser.add_argument("--markdown", action="store_true", help="also rewrite README.md's How fast section")
     parser.add_argument("--check", action="store_true", help="exit 1 if README.md's tables and the bench's rows differ")
     parser.add_argument("--parse", action="store_true", help="parse() against json.loads")
-    parser.add_argument("--ceiling", action="store_true", help="course 000's checks alone beside the floor and mcp_min")
     args = parser.parse_args(argv)
     if args.check:
         problems = check_readme()
@@ -1169,9 +1132,6 @@ def main(argv=None) -> int:
     if args.parse:
         print("\n".join(parse_table(args.rounds, args.seconds)))
         return 0
-    if args.ceiling:
-        print("\n".join(ceiling_table(args.rounds, args.seconds)))
-        return 0
     with_sdk = sdk_available() and not args.no_sdk
     print(f"# bench.py: Python {platform.python_version()}; the official SDK "
           f"{'included' if with_sdk else 'left out: ' + ('--no-sdk' if args.no_sdk else 'mcp is not importable')}",
@@ -1180,7 +1140,7 @@ def main(argv=None) -> int:
         tmp = pathlib.Path(folder)
         for name, text in (("mcp_min_server.py", MCP_MIN_SERVER), ("sdk_server.py", SDK_SERVER),
                            ("stdio_floor.py", STDIO_FLOOR), ("http_floor.py", HTTP_FLOOR),
-                           ("json_only.py", JSON_ONLY_SERVER)):
+                           ("json_only.py", JSON_ONLY_SERVER), ("bare_server.py", BARE_SERVER)):
             (tmp / name).write_text(text)
         shutil.copy(HERE / "mcp_min.py", tmp / "mcp_min.py")  # beside mcp_min_server.py, which imports it
         # One CPU for the bench and every child it starts: a round trip through a pipe or a socket then costs
