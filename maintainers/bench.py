@@ -612,8 +612,17 @@ def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | N
             {name: lambda driver=driver: rate(lambda i: driver.exchange(line), seconds) for name, driver in drivers.items()},
             rounds)
         own.initialize()
+
+        def bare_stdio_call(i):  # the scratch client over stdio: a request built and written, its response parsed
+            message = {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": add(i)}
+            reply = decoder.decode(drivers["bare"].exchange(wire_line(message)).decode())
+            if "error" in reply:
+                raise RuntimeError(reply["error"])
+            return reply["result"]
+
         contenders = {"mcp_min": lambda: rate(lambda i: own.call_tool(**add(i)), seconds),
-                      "floor": lambda: rate(lambda i: drivers["floor"].exchange(line), seconds)}
+                      "floor": lambda: rate(lambda i: drivers["floor"].exchange(line), seconds),
+                      "bare": lambda: rate(bare_stdio_call, seconds)}
         if sdk:
             from mcp.client.stdio import StdioServerParameters
             sdk_stdio = sdk.client(StdioServerParameters(command=sys.executable, args=[str(tmp / "sdk_server.py")]))
@@ -1025,8 +1034,8 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "their server's catalog, so a session weighs the same whatever its size.",
         "- *course 000 alone*: a scratch server that does what course 000 asks and no more (the `jsonrpc` check, the "
         "gate, a flat table, the lattice's four rungs; no id check, no argument types, no eras, no cancellation, no "
-        "threads), timed as a fourth contender of the same rounds; in memory, with a scratch client that builds each "
-        "request and looks for an error in its response. It is the most a Python server doing those checks reaches "
+        "threads), timed as a fourth contender of the same rounds; in memory and over stdio with each side's own client, "
+        "with a scratch client that builds each request and looks for an error in its response. It is the most a Python server doing those checks reaches "
         "beside the same floor on this machine: a goal above it is out of any such server's reach.",
     ]
     return "\n".join(line if line.startswith(("|", "#")) else prose(line) for line in lines)

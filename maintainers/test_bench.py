@@ -50,12 +50,12 @@ def test_parse_comparison_prints_a_ratio_for_every_case():
 
 
 def test_goals_table_shows_course_000_alone_beside_the_floor_where_it_is_measured():
-    # The scratch server of course 000's checks runs in the in-memory and bare stdio rounds; its ratio sits by their goals.
+    # The scratch server of course 000's checks runs in the in-memory and stdio rounds; its ratio sits by their goals.
     printed = run_bench("--quick", "--no-sdk")
     goals = printed[printed.index("### Goals"):]
     rows = {bench.table_rows(line)[0]: line for line in goals.splitlines() if line.startswith("| ") and bench.table_rows(line)}
     measured = {row for row, line in rows.items() if len(FIGURE.findall(line)) == 2}
-    assert measured == {"in memory", "stdio, bare line driver"}
+    assert measured == {"in memory", "stdio, bare line driver", "stdio, each side's own client"}
 
 
 def test_contenders_take_turns_each_round_in_a_rotated_order_after_an_untimed_one():
