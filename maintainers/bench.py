@@ -214,14 +214,13 @@ for line in sys.stdin.buffer:
 """
 # The HTTP floor: the stdlib's http.server parses and re-encodes each POST's body, and writes the response,
 # headers and body together, in one write (two writes cost a second system call, or a 40 ms Nagle delay).
-HTTP_FLOOR = """import http.server, json, sys
-
+HTTP_SERVER = """
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def do_POST(self):
-        body = json.dumps(json.loads(self.rfile.read(int(self.headers["Content-Length"])))).encode()
+        body = answer(self.rfile.read(int(self.headers["Content-Length"])))
         head = b"HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(body)
         self.wfile.write(head + body)
 
@@ -235,6 +234,12 @@ httpd.daemon_threads = True
 print(httpd.server_address[1], flush=True)
 httpd.serve_forever()
 """
+HTTP_FLOOR = """import http.server, json, sys
+
+
+def answer(data):
+    return json.dumps(json.loads(data)).encode()
+""" + HTTP_SERVER
 # A scratch server that does what course 000 asks and no more: the jsonrpc check, the gate, a flat table, the
 # lattice's four rungs, one response a request. No id check, no argument types, no eras, no cancellation, no
 # threads. In memory, a scratch client beside it builds each request and looks for an error in the response.
@@ -293,6 +298,15 @@ if __name__ == "__main__":
             out.flush()
 """
 
+
+# Course 000's checks alone over HTTP: the floor's HTTP server, each body answered by the scratch server's handle().
+BARE_HTTP = """import http.server, sys
+from bare_server import DECODER, ENCODER, handle
+
+
+def answer(data):
+    return ENCODER.encode(handle(DECODER.decode(data.decode()))).encode()
+""" + HTTP_SERVER
 
 # The start-up floor: import json, answer each request line with an empty result.
 JSON_ONLY_SERVER = """import json, sys
@@ -633,8 +647,11 @@ def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | N
         for driver in drivers.values():
             driver.close()
 
+    bare_http, bare_port = http_child([sys.executable, str(tmp / "bare_http.py")])
     with http_servers(tmp, sdk is not None) as ports, contextlib.ExitStack() as clients:  # clients close first
+        clients.callback(stop, bare_http)
         drivers = {name: HttpDriver(port, handshake=name != "floor") for name, port in ports.items()}
+        drivers["bare"] = HttpDriver(bare_port, handshake=False)
         posts = {name: driver.post(request) for name, driver in drivers.items()}
         for name, driver in drivers.items():
             assert_adds(name, json.loads(driver.exchange(posts[name])[2]), request)
@@ -1034,8 +1051,9 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "their server's catalog, so a session weighs the same whatever its size.",
         "- *course 000 alone*: a scratch server that does what course 000 asks and no more (the `jsonrpc` check, the "
         "gate, a flat table, the lattice's four rungs; no id check, no argument types, no eras, no cancellation, no "
-        "threads), timed as a fourth contender of the same rounds; in memory and over stdio with each side's own client, "
-        "with a scratch client that builds each request and looks for an error in its response. It is the most a Python server doing those checks reaches "
+        "threads), timed as a fourth contender of the same rounds; over HTTP, the floor's `http.server` answers each "
+        "body with its `handle()`; in memory and over stdio with each side's own client, a scratch client builds "
+        "each request and looks for an error in its response. It is the most a Python server doing those checks reaches "
         "beside the same floor on this machine: a goal above it is out of any such server's reach.",
     ]
     return "\n".join(line if line.startswith(("|", "#")) else prose(line) for line in lines)
@@ -1149,7 +1167,8 @@ def main(argv=None) -> int:
         tmp = pathlib.Path(folder)
         for name, text in (("mcp_min_server.py", MCP_MIN_SERVER), ("sdk_server.py", SDK_SERVER),
                            ("stdio_floor.py", STDIO_FLOOR), ("http_floor.py", HTTP_FLOOR),
-                           ("json_only.py", JSON_ONLY_SERVER), ("bare_server.py", BARE_SERVER)):
+                           ("json_only.py", JSON_ONLY_SERVER), ("bare_server.py", BARE_SERVER),
+                           ("bare_http.py", BARE_HTTP)):
             (tmp / name).write_text(text)
         shutil.copy(HERE / "mcp_min.py", tmp / "mcp_min.py")  # beside mcp_min_server.py, which imports it
         # One CPU for the bench and every child it starts: a round trip through a pipe or a socket then costs

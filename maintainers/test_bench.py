@@ -55,7 +55,7 @@ def test_goals_table_shows_course_000_alone_beside_the_floor_where_it_is_measure
     goals = printed[printed.index("### Goals"):]
     rows = {bench.table_rows(line)[0]: line for line in goals.splitlines() if line.startswith("| ") and bench.table_rows(line)}
     measured = {row for row, line in rows.items() if len(FIGURE.findall(line)) == 2}
-    assert measured == {"in memory", "stdio, bare line driver", "stdio, each side's own client"}
+    assert measured == {"in memory", "stdio, bare line driver", "stdio, each side's own client", "HTTP, bare driver"}
 
 
 def test_contenders_take_turns_each_round_in_a_rotated_order_after_an_untimed_one():
