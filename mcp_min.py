@@ -254,7 +254,7 @@ class MCPServer:
             # A batch (a list) or a scalar: no request object, no id to respond to (batches left in 2025-06-18).
             return error_response(None, INVALID_REQUEST, "a message must be a JSON object")
         if "method" not in message and ("result" in message or "error" in message):
-            self._receive_response(message)  # the client answering a question this server asked (section 8)
+            self._receive_response(message)  # the client answering a question this server asked (section 7)
             return None
         id = message.get("id") if valid_id(message.get("id")) else None  # an id we cannot echo is null
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
@@ -613,7 +613,7 @@ MAX_KEPT_NOTIFICATIONS = 10_000  # notifications a client keeps until it pumps t
 
 class Transport:
     """What every client-side transport shares: the trace hook, the notifications received, and the
-    answers it sends back when the server asks the client something (section 8)."""
+    answers it sends back when the server asks the client something (section 7)."""
 
     def __init__(self, trace=None):
         self.trace = trace
@@ -789,7 +789,7 @@ class MCPClient:
             callback(message.get("params", {}))
 
     def answer_request(self, message: dict) -> dict:
-        """The response to a request the server sent (a question, sections 7 and 8): its callback's answer, or an error."""
+        """The response to a request the server sent (a question, section 7): its callback's answer, or an error."""
         question = {"method": message.get("method"), "params": message.get("params") or {}}
         try:
             return response(message.get("id"), self.answer({"question": question})["question"])
