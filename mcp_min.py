@@ -63,9 +63,9 @@ import sys
 if sys.version_info < (3, 10):  # before anything else, so that an older Python gets one clear line
     sys.exit(f"mcp_min needs Python 3.10 or newer; this is Python {sys.version.split()[0]}")
 
-import base64, collections, json, os, re, threading, time, types, weakref
-# inspect, typing, queue, subprocess, select, signal, hmac and the HTTP modules are imported where they
-# are used: a stdio server that needs none of them starts sooner.
+import collections, json, os, re, threading, time, types, weakref
+# base64, inspect, typing, queue, subprocess, select, signal, hmac and the HTTP modules are imported where
+# they are used: a stdio server that needs none of them starts sooner.
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 1. Messages ----
@@ -256,8 +256,11 @@ class MCPServer:
         if "method" not in message and ("result" in message or "error" in message):
             self._receive_response(message)  # the client answering a question this server asked (section 7)
             return None
-        id = message.get("id") if valid_id(message.get("id")) else None  # an id we cannot echo is null
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        id, params = message.get("id"), message.get("params")
+        if not valid_id(id):
+            id = None  # an id we cannot echo is null
+        if not isinstance(params, dict):
+            params = {}  # _serve refuses it; Context needs a dict all the same
         ctx = Context(self, id, message.get("method"), params, stream)
         later = False  # subscriptions/listen is answered when its stream ends, not now (section 8)
         try:
@@ -478,7 +481,8 @@ class Context:
 
     def __init__(self, server: MCPServer, id, method, params: dict, stream=None):
         self.server, self.id, self.method, self.params, self.stream = server, id, method, params, stream
-        self.meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        meta = params.get("_meta")
+        self.meta = meta if isinstance(meta, dict) else {}
         self.send = stream.send if stream else server.queue
 
 
@@ -554,6 +558,7 @@ def is_content_block(value) -> bool:
 def resource_contents(uri: str, content: str | bytes, mime_type: str) -> dict:
     """One entry of a resources/read result: text as it is, bytes as a base64 blob, anything else as JSON."""
     if isinstance(content, bytes):
+        import base64
         return {"uri": uri, "mimeType": mime_type, "blob": base64.b64encode(content).decode("ascii")}
     return {"uri": uri, "mimeType": mime_type, "text": content if isinstance(content, str) else json.dumps(content)}
 
@@ -1154,11 +1159,13 @@ def _page(self, key: str, items: list, params: dict) -> dict:
 
 def page_cursor(key: str, offset: int) -> str:
     """An opaque cursor for the page of a */list result that starts at offset."""
+    import base64
     return base64.urlsafe_b64encode(f"{key}:{offset}".encode()).decode("ascii")
 
 
 def cursor_offset(cursor, key: str) -> int:
     """Where the page a cursor names starts; INVALID_PARAMS for a cursor this server did not issue for key."""
+    import base64
     try:
         listed, _, offset = base64.urlsafe_b64decode(cursor).decode("ascii").partition(":")
         if listed == key and offset.isdecimal() and offset.isascii():
@@ -1631,6 +1638,7 @@ def _input_required(self, ask: InputRequired, method: str, name: str, arguments:
 @extend(MCPServer)
 def _sign_state(self, method: str, name: str, arguments: dict, answers: dict) -> str:
     """A requestState bound to this request, expiring, and signed, so that a client can neither forge nor reuse it."""
+    import base64
     payload = {"method": method, "name": name, "arguments": arguments, "answers": answers,
                "expires": int(time.time()) + STATE_TTL_S, "nonce": os.urandom(12).hex()}
     body = base64.urlsafe_b64encode(json.dumps(payload, sort_keys=True).encode()).decode("ascii")
@@ -1643,7 +1651,7 @@ def _spend_state(self, state, method: str, name: str, arguments: dict) -> dict:
 
     The spec calls requestState attacker-controlled (2026-07-28, basic, "Multi Round-Trip Requests").
     """
-    import hmac
+    import base64, hmac
     body, _, mac = state.partition(".") if isinstance(state, str) else ("", "", "")
     if not mac.isascii() or not hmac.compare_digest(mac, self._mac(body)):
         raise RPCError(INVALID_PARAMS, "requestState is not one this server signed")
@@ -2186,6 +2194,8 @@ REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, head
 MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
 SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; initialize beyond them is 503
+MAX_HEADERS = 100  # header lines in one request, each MAX_HEADER_LINE bytes at most (http.server's bounds)
+MAX_HEADER_LINE = 65536
 
 
 @extend(MCPServer)
@@ -2205,12 +2215,14 @@ def header_value(text: str) -> str:
     sentinel = text.startswith("=?base64?") and text.endswith("?=")  # a plain value that looks wrapped is wrapped
     if text.isascii() and text.isprintable() and text == text.strip() and not sentinel:
         return text
+    import base64
     return "=?base64?" + base64.b64encode(text.encode()).decode("ascii") + "?="
 
 
 def header_text(value: str | None) -> str | None:
     """The text a header value carries, unwrapping =?base64?...?=; ValueError for a wrapping that is not strict base64 of UTF-8."""
     if value and value.startswith("=?base64?") and value.endswith("?="):
+        import base64
         return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
     return value
 
@@ -2374,11 +2386,46 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             finally:
                 arriving.pop(self.connection, None)
 
+        def parse_request(self) -> bool:
+            """Read the request line and the header lines by hand (RFC 9112): http.server's own reader, built on
+            the email package, costs more than all the rest of a POST. False, and a refusal sent, if malformed.
+            """
+            self.request_version, self.close_connection = "HTTP/1.1", True  # what a refusal speaks
+            self.requestline = str(self.raw_requestline, "latin-1").rstrip("\r\n")
+            self.command, self.path, version = (self.requestline.split(" ") + ["", ""])[:3]
+            self.header_values = {}  # each name, lower-cased -> its values, in the order they came
+            if self.requestline.count(" ") != 2 or version not in ("HTTP/1.1", "HTTP/1.0"):
+                return self.refuse(400, "the request line is a method, a target and HTTP/1.1, one space apart")
+            lines = 0
+            while True:
+                line = self.rfile.readline(MAX_HEADER_LINE + 1)
+                if line in (b"\r\n", b"\n", b""):
+                    break  # the empty line that ends the head (or the end of the connection)
+                lines += 1
+                if len(line) > MAX_HEADER_LINE or lines > MAX_HEADERS:
+                    return self.refuse(431, "a header line is too long, or there are too many")
+                name, colon, value = str(line, "latin-1").partition(":")
+                if not colon or not name or name != name.strip():
+                    # Whitespace before the colon, or a line folded onto the one before: refused (RFC 9112, 5.1-5.2).
+                    return self.refuse(400, "a header line is a name, a colon and a value")
+                self.header_values.setdefault(name.lower(), []).append(value.strip(" \t\r\n"))
+            self.request_version = version
+            connection = self.header("Connection", "").lower()
+            self.close_connection = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
+            if self.header("Expect", "").lower() == "100-continue" and version == "HTTP/1.1":
+                return self.handle_expect_100()  # curl asks before it sends a body over 1 kB
+            return True
+
+        def header(self, name: str, default=None):
+            """The first value of the request's header name (in any case), or default."""
+            values = self.header_values.get(name.lower())
+            return values[0] if values else default
+
         def do_POST(self):
-            lengths = self.headers.get_all("Content-Length") or []
+            lengths = self.header_values.get("content-length", [])
             if not self.is_allowed():
                 return
-            if "Transfer-Encoding" in self.headers or len(lengths) > 1:
+            if "transfer-encoding" in self.header_values or len(lengths) > 1:
                 # Two ways to frame one body could be read two ways: a smuggled request (RFC 9112, section 6.3).
                 return self.refuse(400, "a body is framed by exactly one Content-Length, and no Transfer-Encoding")
             length = lengths[0] if lengths else ""
@@ -2395,7 +2442,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 message = parse(body)  # once the body is read, the connection is reusable
             except RPCError as exc:
                 return self.respond(400, error_response(None, exc.code, exc.message))
-            version = self.headers.get("MCP-Protocol-Version")
+            version = self.header("MCP-Protocol-Version")
             if not isinstance(message, dict) or is_stateless(message):
                 self.post_stateless(message)
             elif version is not None and version not in PUBLISHED_VERSIONS:
@@ -2447,7 +2494,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             if tool and isinstance(params.get("arguments"), dict):
                 expected |= param_headers(tool["spec"]["inputSchema"], params["arguments"])
             for header, value in expected.items():
-                sent = self.headers.get_all(header) or []
+                sent = self.header_values.get(header.lower(), [])
                 if len(sent) > 1:
                     return f"the {header} header was sent {len(sent)} times"
                 try:
@@ -2463,7 +2510,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             if not isinstance(message, dict) or "method" not in message or "id" not in message:
                 reply = server.handle(message)  # a notification, or the client's response to the server's question
                 return self.respond(202 if reply is None else status(reply), reply)
-            stream = HttpStream(self, "text/event-stream" in self.headers.get("Accept", ""))
+            stream = HttpStream(self, "text/event-stream" in self.header("Accept", ""))
             reply = server.handle(message, stream)
             if reply is None and message.get("method") == "subscriptions/listen" and stream.started:
                 return self.hold_open(server, stream)
@@ -2525,7 +2572,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
 
         def session(self, end: bool = False):
             """The session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
-            sid = self.headers.get("Mcp-Session-Id")
+            sid = self.header("Mcp-Session-Id")
             with sessions_lock:
                 session = sessions.pop(sid, None) if end else sessions.get(sid)
                 if session:
@@ -2546,8 +2593,8 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
 
         def is_allowed(self) -> bool:
             """The path is /mcp, and Host and Origin are local names; otherwise refuse before reading a body."""
-            host = urllib.parse.urlsplit("//" + self.headers.get("Host", "")).hostname
-            origin = self.headers.get("Origin")
+            host = urllib.parse.urlsplit("//" + self.header("Host", "")).hostname
+            origin = self.header("Origin")
             if urllib.parse.urlsplit(self.path).path != MCP_PATH:
                 return self.refuse(404, "not found: the endpoint is " + MCP_PATH)
             if host not in allowed_hosts or (origin and urllib.parse.urlsplit(origin).hostname not in allowed_hosts):
@@ -2570,7 +2617,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
         def respond(self, status: int, reply, headers=None, queued=()):
             """Send the response whole, in one write: JSON, or an event stream when notifications go first."""
             body, content_type = (encode(reply).encode() if reply else b""), "application/json"
-            if queued and "text/event-stream" in self.headers.get("Accept", ""):
+            if queued and "text/event-stream" in self.header("Accept", ""):
                 body = "".join(f"event: message\ndata: {encode(m)}\n\n" for m in [*queued, reply]).encode()
                 content_type = "text/event-stream"
             head = [f"HTTP/1.1 {status} {self.responses[status][0]}", f"Date: {self.date_time_string()}",

@@ -1009,7 +1009,8 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "- *HTTP, bare driver*: one kept-alive connection; the bench sends a prebuilt POST on a raw socket and reads "
         "the response. mcp_min: `server_demo.py --http`; SDK: its server over Streamable HTTP with "
         "`json_response=True` (uvicorn); floor: a stdlib `http.server` child that parses and re-encodes each body "
-        "and writes headers and body in one write.",
+        "and writes headers and body in one write. The floor reads each request's headers with `http.server`'s own "
+        "reader, built on the `email` package; mcp_min reads them itself (docs/reference.md, \"Limits and bad input\").",
         "- *HTTP, each side's own client*: mcp_min's `HttpTransport`; the SDK's `Client` over Streamable HTTP; the "
         "floor as above.",
         "- The SDK's servers run with `log_level=\"WARNING\"` (no log line per request, as in mcp_min) and "

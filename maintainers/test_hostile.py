@@ -8,6 +8,7 @@ import base64
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -175,6 +176,48 @@ def test_a_body_framed_badly_is_refused_before_it_is_read(case, headers, extra, 
         reply = raw(port, post_bytes(body, {**base, **headers}, extra) + post_bytes(*stateless_bytes(2)))
         assert (status_of(reply), body_of(reply)["error"]["message"]) == (status, error)
         assert reply.count(b"HTTP/1.1") == 1  # the request tucked behind it was never served
+
+
+HEAD_TOO_LARGE = "a header line is too long, or there are too many"
+NOT_A_HEADER = "a header line is a name, a colon and a value"
+NOT_A_REQUEST_LINE = "the request line is a method, a target and HTTP/1.1, one space apart"
+
+
+@pytest.mark.parametrize("case, first_line, extra, status, error", [
+    ("two spaces in the request line", b"POST  /mcp HTTP/1.1", b"", 400, NOT_A_REQUEST_LINE),
+    ("HTTP/2.0 in the request line", b"POST /mcp HTTP/2.0", b"", 400, NOT_A_REQUEST_LINE),
+    ("a space before the colon", b"POST /mcp HTTP/1.1", b"Content-Length : 5\r\n", 400, NOT_A_HEADER),
+    ("a line folded onto the one before", b"POST /mcp HTTP/1.1", b" folded\r\n", 400, NOT_A_HEADER),
+    ("a line without a colon", b"POST /mcp HTTP/1.1", b"Content-Length\r\n", 400, NOT_A_HEADER),
+    ("101 header lines", b"POST /mcp HTTP/1.1", b"X-A: 1\r\n" * 95, 431, HEAD_TOO_LARGE),
+    ("a header line over 64 KiB", b"POST /mcp HTTP/1.1", b"X-A: " + b"a" * 65536 + b"\r\n", 431, HEAD_TOO_LARGE),
+])
+def test_a_malformed_request_head_is_refused_and_nothing_behind_it_is_served(case, first_line, extra, status, error):
+    # The server reads the request line and headers itself (RFC 9112, sections 3 and 5): what it cannot read
+    # one way only is refused, and the connection closed, so that no byte of it is read as the next request.
+    body, base = stateless_bytes(1)
+    data = post_bytes(body, base, extra).replace(b"POST /mcp HTTP/1.1", first_line, 1)
+    with http_endpoint() as port:
+        reply = raw(port, data + post_bytes(*stateless_bytes(2)))
+        assert (status_of(reply), body_of(reply)["error"]["message"]) == (status, error)
+        assert len(re.findall(rb"(?m)^HTTP/1\.1 [0-9]{3} ", reply)) == 1  # one response: the second POST was never read
+
+
+def test_header_names_are_read_in_any_case_and_100_continue_is_answered():
+    body, base = stateless_bytes(1)
+    data = post_bytes(body, {name.upper(): value for name, value in base.items()} | {"expect": "100-continue"})
+    with http_endpoint() as port:
+        reply = raw(port, data.replace(b"Content-Length", b"content-LENGTH").replace(b"Host:", b"HOST:"))
+    interim, _, final = reply.partition(b"\r\n\r\n")
+    assert (interim, status_of(final), body_of(final)["result"]["tools"][0]["name"]) == (
+        b"HTTP/1.1 100 Continue", 200, "add")
+
+
+def test_an_http_1_0_request_is_answered_then_its_connection_closed():
+    body, base = stateless_bytes(1)
+    with http_endpoint() as port:
+        reply = raw(port, post_bytes(body, base).replace(b"HTTP/1.1", b"HTTP/1.0", 1).replace(b"Connection: close\r\n", b""))
+    assert (status_of(reply), body_of(reply)["result"]["tools"][0]["name"]) == (200, "add")
 
 
 @pytest.mark.parametrize("case, name", [
