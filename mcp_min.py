@@ -2297,12 +2297,12 @@ class HttpStream:
     nowhere to put a notification, and no way to ask the client anything.
     """
 
-    def __init__(self, handler, events_accepted: bool):
+    def __init__(self, handler, events_accepted: bool, listen: bool = False):
         self.handler, self.events_accepted = handler, events_accepted
         self.lock = threading.Lock()  # one writer at a time on this connection
         self.started = False  # the event stream's headers are out
         self.gone = False  # a write failed: the client went away
-        self.ended = threading.Event()  # the stream's own response is out (how a listen stream ends)
+        self.ended = threading.Event() if listen else None  # set when a listen stream's response is out
 
     def send(self, message: dict):
         """Write one of the server's messages as an event of this request's stream, if it can carry it."""
@@ -2318,7 +2318,7 @@ class HttpStream:
                 self.handler.write_event(message)
             except OSError:
                 self.gone = True
-        if "method" not in message:
+        if "method" not in message and self.ended:
             self.ended.set()
 
     def send_comment(self, comment: bytes):
@@ -2363,10 +2363,21 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
     else:
         shared, factory = server(), server  # shared serves every stateless request: there is no session
     arriving = {}  # connection -> the moment by which its next request must have arrived whole
+    dates = {}  # a second -> its Date header, formatted once a second rather than for every response
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: many POSTs on one connection
         disable_nagle_algorithm = True  # headers and body leave at once, not 40 ms apart
+
+        def date_time_string(self, timestamp=None):
+            """The Date header's text, formatted once a second."""
+            second = int(time.time() if timestamp is None else timestamp)
+            text = dates.get(second)
+            if text is None:
+                text = super().date_time_string(second)
+                dates.clear()
+                dates[second] = text
+            return text
 
         def log_message(self, format, *args):
             pass  # no access log on stderr: trace the messages instead
@@ -2510,7 +2521,8 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             if not isinstance(message, dict) or "method" not in message or "id" not in message:
                 reply = server.handle(message)  # a notification, or the client's response to the server's question
                 return self.respond(202 if reply is None else status(reply), reply)
-            stream = HttpStream(self, "text/event-stream" in self.header("Accept", ""))
+            stream = HttpStream(self, "text/event-stream" in self.header("Accept", ""),
+                                message.get("method") == "subscriptions/listen")
             reply = server.handle(message, stream)
             if reply is None and message.get("method") == "subscriptions/listen" and stream.started:
                 return self.hold_open(server, stream)
