@@ -2119,9 +2119,11 @@ class StdioTransport(Transport):
         deadline = time.monotonic() + self.timeout
         fd = self.process.stdin.fileno()
         while data:
-            if not select.select([], [fd], [], max(0.0, deadline - time.monotonic()))[1]:
-                raise TimeoutError(f"the server read nothing of {message.get('method', 'a response')} in {self.timeout} s")
-            data = data[os.write(fd, data[:65536]):]
+            try:
+                data = data[os.write(fd, data[:65536]):]
+            except BlockingIOError:  # the pipe is full: wait for the server to read, within the deadline
+                if not select.select([], [fd], [], max(0.0, deadline - time.monotonic()))[1]:
+                    raise TimeoutError(f"the server read nothing of {message.get('method', 'a response')} in {self.timeout} s")
 
     def wait(self, message: dict, wanted) -> dict:
         """Read messages until one is wanted; past the deadline, whatever keeps arriving, cancel and raise TimeoutError."""
