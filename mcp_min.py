@@ -2418,8 +2418,9 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 if len(line) > MAX_HEADER_LINE or lines > MAX_HEADERS:
                     return self.refuse(431, "a header line is too long, or there are too many")
                 name, colon, value = str(line, "latin-1").partition(":")
-                if not colon or not name or name != name.strip():
-                    # Whitespace before the colon, or a line folded onto the one before: refused (RFC 9112, 5.1-5.2).
+                if not colon or not name or name != name.strip() or "\r" in value[:-2]:
+                    # Whitespace before the colon, a line folded onto the one before, or a CR that ends no line: each
+                    # could be read another way by another reader (RFC 9112, sections 2.2, 5.1 and 5.2).
                     return self.refuse(400, "a header line is a name, a colon and a value")
                 self.header_values.setdefault(name.lower(), []).append(value.strip(" \t\r\n"))
             self.request_version = version

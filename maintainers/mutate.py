@@ -81,7 +81,7 @@ BREAKAGES = [
      '            if "transfer-encoding" in self.header_values or len(lengths) > 1:',
      "            if False:"),
     ("a header line that could be read two ways is refused",
-     "                if not colon or not name or name != name.strip():",
+     '                if not colon or not name or name != name.strip() or "\\r" in value[:-2]:',
      "                if not colon:"),
     ("a request's head is bounded",
      "                if len(line) > MAX_HEADER_LINE or lines > MAX_HEADERS:",

@@ -189,6 +189,7 @@ NOT_A_REQUEST_LINE = "the request line is a method, a target and HTTP/1.1, one s
     ("a space before the colon", b"POST /mcp HTTP/1.1", b"Content-Length : 5\r\n", 400, NOT_A_HEADER),
     ("a line folded onto the one before", b"POST /mcp HTTP/1.1", b" folded\r\n", 400, NOT_A_HEADER),
     ("a line without a colon", b"POST /mcp HTTP/1.1", b"Content-Length\r\n", 400, NOT_A_HEADER),
+    ("a CR that ends no line", b"POST /mcp HTTP/1.1", b"X-A: 1\rContent-Length: 5\r\n", 400, NOT_A_HEADER),
     ("101 header lines", b"POST /mcp HTTP/1.1", b"X-A: 1\r\n" * 95, 431, HEAD_TOO_LARGE),
     ("a header line over 64 KiB", b"POST /mcp HTTP/1.1", b"X-A: " + b"a" * 65536 + b"\r\n", 431, HEAD_TOO_LARGE),
 ])
