@@ -256,11 +256,8 @@ class MCPServer:
         if "method" not in message and ("result" in message or "error" in message):
             self._receive_response(message)  # the client answering a question this server asked (section 7)
             return None
-        id, params = message.get("id"), message.get("params")
-        if not valid_id(id):
-            id = None  # an id we cannot echo is null
-        if not isinstance(params, dict):
-            params = {}  # _serve refuses it; Context needs a dict all the same
+        id = message.get("id") if valid_id(message.get("id")) else None  # an id we cannot echo is null
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
         ctx = Context(self, id, message.get("method"), params, stream)
         later = False  # subscriptions/listen is answered when its stream ends, not now (section 8)
         try:
@@ -481,8 +478,7 @@ class Context:
 
     def __init__(self, server: MCPServer, id, method, params: dict, stream=None):
         self.server, self.id, self.method, self.params, self.stream = server, id, method, params, stream
-        meta = params.get("_meta")
-        self.meta = meta if isinstance(meta, dict) else {}
+        self.meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
         self.send = stream.send if stream else server.queue
 
 
