@@ -2709,6 +2709,99 @@ def serve_http(server, host: str = "127.0.0.1", port: int = 8000):
             pass  # Ctrl-C: stop quietly
 
 
+class HttpConnection:
+    """One kept-alive HTTP/1.1 connection of a client, written and read by hand (RFC 9112), as the server reads
+    its requests: a request leaves in one write; a response is its status, its headers, then its body, read
+    whole or line by line as it arrives (an event stream comes in chunks)."""
+
+    def __init__(self, address: tuple, timeout: float):
+        self.address, self.timeout = address, timeout
+        self.socket = self.reader = None  # opened by the first request, and again once closed
+        self.status, self.headers = 0, {}  # the response being read: its status, its headers by lower-case name
+        self.left = 0  # bytes of the body (or of its current chunk) not read yet
+        self.chunked = self.in_chunk = self.closing = False  # a chunked body; inside one of its chunks; Connection: close
+
+    def request(self, method: str, path: str, headers: dict, body: bytes = b""):
+        """Send a request whole, then read the response's status line and headers; its body is read next."""
+        import socket
+        if self.closing:
+            self.close()  # the server said Connection: close
+        if self.socket is None:
+            self.socket = socket.create_connection(self.address, timeout=self.timeout)
+            self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms Nagle delay
+            self.reader = self.socket.makefile("rb")
+        self.socket.settimeout(self.timeout)
+        host = f"[{self.address[0]}]" if ":" in self.address[0] else self.address[0]  # an IPv6 address
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{self.address[1]}",
+                 *(f"{name}: {value}" for name, value in headers.items()), f"Content-Length: {len(body)}"]
+        self.socket.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+        status = self.reader.readline(MAX_HEADER_LINE + 1).split(b" ", 2)
+        if len(status) < 2 or not status[0].startswith(b"HTTP/1.") or not status[1].isdigit():
+            raise ConnectionError(f"not an HTTP response: {b' '.join(status)[:80]!r}")  # b"": the server closed
+        self.status, self.headers = int(status[1]), {}
+        for _ in range(MAX_HEADERS + 1):
+            line = self.reader.readline(MAX_HEADER_LINE + 1)
+            if line in (b"\r\n", b"\n"):
+                break
+            name, colon, value = line.decode("latin-1").partition(":")
+            if not colon:
+                raise ConnectionError(f"not a header line: {line[:80]!r}")
+            self.headers[name.strip().lower()] = value.strip()
+        else:
+            raise ConnectionError(f"more than {MAX_HEADERS} header lines")
+        self.chunked, self.in_chunk = "chunked" in self.headers.get("transfer-encoding", "").lower(), False
+        self.closing = self.headers.get("connection", "").lower() == "close"
+        length = self.headers.get("content-length", "0")
+        if not length.isdigit():
+            raise ConnectionError(f"Content-Length {length!r} is not a number")
+        self.left = 0 if self.chunked else int(length)
+
+    def more(self) -> bool:
+        """Whether the body holds more: for a chunked body, move on to its next chunk, if any (RFC 9112, 7.1)."""
+        if self.left or not self.chunked:
+            return self.left > 0
+        if self.in_chunk:
+            self.reader.readline(3)  # the CRLF after a chunk's data
+        size = self.reader.readline(MAX_HEADER_LINE + 1).split(b";")[0].strip()  # hex digits, then extensions
+        if not size or size.strip(b"0123456789abcdefABCDEF"):
+            raise ConnectionError(f"not a chunk size: {size[:20]!r}")
+        self.left, self.in_chunk = int(size, 16), True
+        if self.left == 0:  # the last chunk: then trailer lines, up to an empty one
+            while self.reader.readline(MAX_HEADER_LINE + 1) not in (b"\r\n", b"\n", b""):
+                pass
+            self.chunked = self.in_chunk = False
+        return self.left > 0
+
+    def read(self) -> bytes:
+        """The rest of the body."""
+        pieces = []
+        while self.more():
+            pieces.append(self.take(self.reader.read(min(self.left, 1 << 20))))
+        return b"".join(pieces)
+
+    def read_line(self) -> bytes:
+        """The body's next line (b"" at its end): an event stream is read line by line, across its chunks."""
+        pieces = [b""]  # a line longer than one chunk comes in pieces: joined once, not copied a piece at a time
+        while not pieces[-1].endswith(b"\n") and self.more():
+            pieces.append(self.take(self.reader.readline(min(self.left, 1 << 20))))
+        return b"".join(pieces)
+
+    def take(self, data: bytes) -> bytes:
+        """Count data read from the body; the server closing before the body ends is a ConnectionError."""
+        if not data:
+            raise ConnectionError("the server closed the connection before the body ended")
+        self.left -= len(data)
+        return data
+
+    def close(self):
+        """Close the connection; the next request opens a new one."""
+        if self.socket is not None:
+            self.reader.close()
+            self.socket.close()
+        self.socket = self.reader = None
+        self.closing = False
+
+
 class HttpTransport(Transport):
     """The client's side of Streamable HTTP: one POST a message, on one kept-alive connection.
 
@@ -2731,10 +2824,9 @@ class HttpTransport(Transport):
         self.session_id = self.protocol_version = None
         self.tool_schemas = {}  # name -> inputSchema, for the tools whose arguments travel in headers too
 
-    def connect(self):
+    def connect(self) -> HttpConnection:
         """A new HTTP/1.1 connection to the server (opened on first use)."""
-        import http.client
-        return http.client.HTTPConnection(*self.address, timeout=self.timeout)
+        return HttpConnection(self.address, self.timeout)
 
     def headers_for(self, message: dict) -> dict:
         """The headers of a POST: what 2026-07-28 repeats from the body, or the session's."""
@@ -2755,11 +2847,10 @@ class HttpTransport(Transport):
 
     def send(self, message: dict) -> dict | None:
         """POST one message: 202 means no response; a JSON body or an event stream holds the response."""
-        import http.client
         deadline = time.monotonic() + self.timeout
         try:
             reply = self.post(self.connection, message)
-            self.session_id = reply.headers.get("Mcp-Session-Id") or self.session_id
+            self.session_id = reply.headers.get("mcp-session-id") or self.session_id
             if reply.status == 202 or is_notification(message):
                 reply.read()
                 return None
@@ -2772,7 +2863,7 @@ class HttpTransport(Transport):
                 answer = self.receive(incoming)
                 if answer is not None:
                     self.post_aside(answer)
-        except (OSError, http.client.HTTPException) as exc:
+        except OSError as exc:
             self.connection.close()  # the next POST starts on a fresh connection; closing is the 2026 cancel
             if isinstance(exc, TimeoutError) and self.session_id and not is_notification(message):
                 self.post_aside(notification("notifications/cancelled", {"requestId": message["id"],
@@ -2790,15 +2881,10 @@ class HttpTransport(Transport):
             self.learn_headers(reply["result"])
         return reply
 
-    def post(self, connection, message: dict):
-        """Send one POST on connection; the HTTPResponse, its body not read yet."""
-        if connection.sock is None:  # (re)connect, and send each write at once: no 40 ms Nagle delay
-            import socket
-            connection.connect()
-            connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        connection.sock.settimeout(self.timeout)
-        connection.request("POST", self.path, json.dumps(self.traced("→", message)).encode(), self.headers_for(message))
-        return connection.getresponse()
+    def post(self, connection: HttpConnection, message: dict) -> HttpConnection:
+        """Send one POST on connection; the connection, its response's status and headers read, its body not yet."""
+        connection.request("POST", self.path, self.headers_for(message), json.dumps(self.traced("→", message)).encode())
+        return connection
 
     def post_aside(self, message: dict):
         """POST a message on the side connection, while the main one is busy streaming (202 expected)."""
@@ -2810,7 +2896,7 @@ class HttpTransport(Transport):
 
     def messages(self, reply, connection, deadline: float, traced: bool = True):
         """The messages of a response body, each as it arrives: one JSON body, or an event stream's events."""
-        if not reply.headers.get("Content-Type", "").startswith("text/event-stream"):
+        if not reply.headers.get("content-type", "").startswith("text/event-stream"):
             body = reply.read()
             try:
                 yield self.traced("←", json.loads(body))
@@ -2820,8 +2906,8 @@ class HttpTransport(Transport):
         data = []
         while True:
             if deadline != float("inf"):
-                connection.sock.settimeout(max(0.01, deadline - time.monotonic()))  # the whole wait is bounded
-            line = reply.readline()
+                connection.socket.settimeout(max(0.01, deadline - time.monotonic()))  # the whole wait is bounded
+            line = reply.read_line()
             if not line:
                 return
             line = line.decode().rstrip("\r\n")
@@ -2864,7 +2950,7 @@ class HttpTransport(Transport):
         if self.listen_connection:
             import socket
             try:
-                self.listen_connection.sock.shutdown(socket.SHUT_RDWR)
+                self.listen_connection.socket.shutdown(socket.SHUT_RDWR)
             except (OSError, AttributeError):
                 pass
             self.listen_connection.close()
@@ -2892,10 +2978,8 @@ class HttpTransport(Transport):
             self.cancel({}, "closing")
         if self.session_id:
             try:
-                if self.connection.sock is None:
-                    self.connection.connect()
-                self.connection.request("DELETE", self.path, None, {"Mcp-Session-Id": self.session_id})
-                self.connection.getresponse().read()
+                self.connection.request("DELETE", self.path, {"Mcp-Session-Id": self.session_id})
+                self.connection.read()
             except OSError:
                 pass  # the server has gone already
             self.session_id = None

@@ -5,6 +5,7 @@ the lab. Waits are bounded and everything stays on loopback; no test asserts how
 """
 
 import base64
+import contextlib
 import http.client
 import json
 import os
@@ -22,7 +23,7 @@ import mcp_min
 import server_demo
 import test_mcp_min
 from mcp_min import Context, MCPClient, MCPServer, RPCError, notification, request, response
-from test_transports import DEMO, HERE, META, TIMEOUT, http_endpoint, stateless, text_result
+from test_transports import DEMO, HERE, META, TIMEOUT, http_endpoint, pong, stateless, text_result
 
 
 def raw(port: int, data: bytes, read: bool = True) -> bytes:
@@ -345,6 +346,86 @@ def test_http_transport_works_again_after_a_timeout():
         with pytest.raises(TimeoutError):
             client.call_tool("count_slowly", {"n": 5})
         assert client.call_tool("add", {"x": 2, "y": 3})["content"] == text_result("5")["content"]
+
+
+@contextlib.contextmanager
+def scripted_http(*answers: bytes):
+    """A server that answers each request (head and body read) with the next of answers, written in pieces of 7
+    bytes; it closes the connection after an answer that says Connection: close, and after the last: yields
+    (port, the connections opened)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    opened = []
+
+    def serve():
+        pending = list(answers)
+        while pending:
+            conn, _ = listener.accept()
+            opened.append(conn)
+            reader = conn.makefile("rb")
+            while pending:
+                head = b"".join(iter(lambda: reader.readline(), b"\r\n"))
+                reader.read(int(re.search(rb"Content-Length: (\d+)", head).group(1)))
+                answer = pending.pop(0)
+                for at in range(0, len(answer), 7):  # lines and chunks arrive cut anywhere
+                    conn.sendall(answer[at:at + 7])
+                if b"Connection: close" in answer:
+                    break
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1], opened
+    finally:
+        thread.join(TIMEOUT)
+        listener.close()
+
+
+def chunked(data: bytes, sizes=(1, 2, 5, 11, 3)) -> bytes:
+    """data as a chunked body: chunks of the given sizes in turn (one with an extension), then trailers."""
+    out, at, turn = b"", 0, 0
+    while at < len(data):
+        size = sizes[turn % len(sizes)]
+        extension = b";note=1" if turn == 1 else b""
+        out += b"%x%s\r\n%s\r\n" % (len(data[at:at + size]), extension, data[at:at + size])
+        at, turn = at + size, turn + 1
+    return out + b"0\r\nX-Checksum: none\r\n\r\n"
+
+
+def test_an_event_stream_cut_anywhere_across_chunks_is_read_whole():
+    # The client reads responses itself: an event may span chunks, a chunk may hold half a line.
+    progress = notification("notifications/progress", {"progressToken": 1, "progress": 1})
+    events = b"".join(b"event: message\ndata: %s\n\n" % json.dumps(m).encode() for m in (progress, pong(1)))
+    answer = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+              + chunked(events))
+    with scripted_http(answer, answer.replace(b'"id": 1', b'"id": 2')) as (port, opened):
+        transport = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        assert (transport.send(request(1, "ping")), transport.send(request(2, "ping")), transport.drain(),
+                len(opened)) == (pong(1), pong(2), [progress, progress], 1)  # both on one kept-alive connection
+
+
+def test_connection_close_makes_the_next_post_open_a_new_connection():
+    first = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s"
+    body = json.dumps(pong(1)).encode()
+    with scripted_http(first % (len(body), body), first % (len(body), body.replace(b'"id": 1', b'"id": 2'))) as (
+            port, opened):
+        transport = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        assert (transport.send(request(1, "ping")), transport.send(request(2, "ping")), len(opened)) == (
+            pong(1), pong(2), 2)
+
+
+@pytest.mark.parametrize("case, answer, problem", [
+    ("not HTTP at all", b"SSH-2.0-OpenSSH\r\n\r\n", "not an HTTP response"),
+    ("a body cut short", b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n{", "before the body ended"),
+    ("a chunk size that is not hex", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "not a chunk size"),
+    ("a Content-Length that is not a number", b"HTTP/1.1 200 OK\r\nContent-Length: -5\r\n\r\n", "is not a number"),
+])
+def test_a_malformed_http_response_is_one_connection_error_naming_the_problem(case, answer, problem):
+    with scripted_http(answer) as (port, _):
+        transport = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        with pytest.raises(ConnectionError) as caught:
+            transport.send(request(1, "ping"))
+        assert problem in str(caught.value)
 
 
 def test_a_large_request_after_a_timeout_does_not_deadlock_over_stdio():
