@@ -2343,6 +2343,27 @@ def cancelled(self) -> bool:
     return cancelled_by_notification.fget(self) or bool(self.stream and self.stream.closed)
 
 
+def read_head(reader) -> dict:
+    """Header lines, up to the empty line that ends them (RFC 9112, section 5), read by the server and the client
+    alike: {lower-case name: [its values, in order]}; ValueError(status, reason) for a head that is too large
+    (431) or could be read another way (400).
+    """
+    fields, lines = {}, 0
+    while True:
+        line = reader.readline(MAX_HEADER_LINE + 1)
+        if line in (b"\r\n", b"\n", b""):
+            return fields  # the empty line that ends the head (or the end of the connection)
+        lines += 1
+        if len(line) > MAX_HEADER_LINE or lines > MAX_HEADERS:
+            raise ValueError(431, "a header line is too long, or there are too many")
+        name, colon, value = str(line, "latin-1").partition(":")
+        if not colon or not name or name != name.strip() or "\r" in value[:-2]:
+            # Whitespace before the colon, a line folded onto the one before, or a CR that ends no line: each
+            # could be read another way by another reader (RFC 9112, sections 2.2, 5.1 and 5.2).
+            raise ValueError(400, "a header line is a name, a colon and a value")
+        fields.setdefault(name.lower(), []).append(value.strip(" \t\r\n"))
+
+
 def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):
     """A Streamable HTTP server at /mcp, for one MCPServer's catalog. Call serve_forever().
 
@@ -2405,20 +2426,10 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             self.header_values = {}  # each name, lower-cased -> its values, in the order they came
             if self.requestline.count(" ") != 2 or version not in ("HTTP/1.1", "HTTP/1.0"):
                 return self.refuse(400, "the request line is a method, a target and HTTP/1.1, one space apart")
-            lines = 0
-            while True:
-                line = self.rfile.readline(MAX_HEADER_LINE + 1)
-                if line in (b"\r\n", b"\n", b""):
-                    break  # the empty line that ends the head (or the end of the connection)
-                lines += 1
-                if len(line) > MAX_HEADER_LINE or lines > MAX_HEADERS:
-                    return self.refuse(431, "a header line is too long, or there are too many")
-                name, colon, value = str(line, "latin-1").partition(":")
-                if not colon or not name or name != name.strip() or "\r" in value[:-2]:
-                    # Whitespace before the colon, a line folded onto the one before, or a CR that ends no line: each
-                    # could be read another way by another reader (RFC 9112, sections 2.2, 5.1 and 5.2).
-                    return self.refuse(400, "a header line is a name, a colon and a value")
-                self.header_values.setdefault(name.lower(), []).append(value.strip(" \t\r\n"))
+            try:
+                self.header_values = read_head(self.rfile)
+            except ValueError as exc:
+                return self.refuse(*exc.args)  # 400, or 431 for a head too large
             self.request_version = version
             connection = self.header("Connection", "").lower()
             self.close_connection = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
@@ -2717,7 +2728,7 @@ class HttpConnection:
     def __init__(self, address: tuple, timeout: float):
         self.address, self.timeout = address, timeout
         self.socket = self.reader = None  # opened by the first request, and again once closed
-        self.status, self.headers = 0, {}  # the response being read: its status, its headers by lower-case name
+        self.status, self.headers = 0, {}  # the response being read: its status, its headers (lower-case name: first value)
         self.left = 0  # bytes of the body (or of its current chunk) not read yet
         self.chunked = self.in_chunk = self.closing = False  # a chunked body; inside one of its chunks; Connection: close
 
@@ -2738,17 +2749,11 @@ class HttpConnection:
         status = self.reader.readline(MAX_HEADER_LINE + 1).split(b" ", 2)
         if len(status) < 2 or not status[0].startswith(b"HTTP/1.") or not status[1].isdigit():
             raise ConnectionError(f"not an HTTP response: {b' '.join(status)[:80]!r}")  # b"": the server closed
-        self.status, self.headers = int(status[1]), {}
-        for _ in range(MAX_HEADERS + 1):
-            line = self.reader.readline(MAX_HEADER_LINE + 1)
-            if line in (b"\r\n", b"\n"):
-                break
-            name, colon, value = line.decode("latin-1").partition(":")
-            if not colon:
-                raise ConnectionError(f"not a header line: {line[:80]!r}")
-            self.headers[name.strip().lower()] = value.strip()
-        else:
-            raise ConnectionError(f"more than {MAX_HEADERS} header lines")
+        try:
+            fields = read_head(self.reader)
+        except ValueError as exc:
+            raise ConnectionError(f"a malformed response head: {exc.args[1]}")
+        self.status, self.headers = int(status[1]), {name: values[0] for name, values in fields.items()}
         self.chunked, self.in_chunk = "chunked" in self.headers.get("transfer-encoding", "").lower(), False
         self.closing = self.headers.get("connection", "").lower() == "close"
         length = self.headers.get("content-length", "0")
