@@ -2192,7 +2192,7 @@ REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, head
 MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
 SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; initialize beyond them is 503
-MAX_HEADERS = 100  # header lines in one request, each MAX_HEADER_LINE bytes at most (http.server's bounds)
+MAX_HEADERS = 100  # header lines in a request or a response, each MAX_HEADER_LINE bytes at most (http.server's bounds)
 MAX_HEADER_LINE = 65536
 
 
@@ -2728,9 +2728,9 @@ class HttpConnection:
     def __init__(self, address: tuple, timeout: float):
         self.address, self.timeout = address, timeout
         self.socket = self.reader = None  # opened by the first request, and again once closed
-        self.status, self.headers = 0, {}  # the response being read: its status, its headers (lower-case name: first value)
+        self.status, self.headers = 0, {}  # the response being read: its status; lower-case name -> first value
         self.left = 0  # bytes of the body (or of its current chunk) not read yet
-        self.chunked = self.in_chunk = self.closing = False  # a chunked body; inside one of its chunks; Connection: close
+        self.chunked = self.in_chunk = self.closing = False  # chunked; inside a chunk; Connection: close
 
     def request(self, method: str, path: str, headers: dict, body: bytes = b""):
         """Send a request whole, then read the response's status line and headers; its body is read next."""
