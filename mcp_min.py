@@ -2423,11 +2423,10 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             self.request_version, self.close_connection = "HTTP/1.1", True  # what a refusal speaks
             self.requestline = str(self.raw_requestline, "latin-1").rstrip("\r\n")
             self.command, self.path, version = (self.requestline.split(" ") + ["", ""])[:3]
-            self.header_values = {}  # each name, lower-cased -> its values, in the order they came
             if self.requestline.count(" ") != 2 or version not in ("HTTP/1.1", "HTTP/1.0"):
                 return self.refuse(400, "the request line is a method, a target and HTTP/1.1, one space apart")
             try:
-                self.header_values = read_head(self.rfile)
+                self.header_values = read_head(self.rfile)  # each name, lower-cased -> its values, in order
             except ValueError as exc:
                 return self.refuse(*exc.args)  # 400, or 431 for a head too large
             self.request_version = version
