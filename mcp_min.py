@@ -2733,9 +2733,9 @@ class HttpConnection:
 
     def request(self, method: str, path: str, headers: dict, body: bytes = b""):
         """Send a request whole, then read the response's status line and headers; its body is read next."""
-        import socket
-        if self.closing:
-            self.close()  # the server said Connection: close
+        import select, socket
+        if self.closing or (self.socket and select.select([self.socket], [], [], 0)[0]):
+            self.close()  # the server said Connection: close, or closed this idle connection (it reads as ready)
         if self.socket is None:
             self.socket = socket.create_connection(self.address, timeout=self.timeout)
             self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms Nagle delay

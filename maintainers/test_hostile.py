@@ -414,6 +414,20 @@ def test_connection_close_makes_the_next_post_open_a_new_connection():
             pong(1), pong(2), 2)
 
 
+def test_a_connection_the_server_closed_while_idle_is_not_used_again(quick_deadlines):
+    # The server cuts an idle kept-alive connection (here after 1 s; uvicorn, the SDK's server, after 5 s): the
+    # client's next request goes on a new connection instead of failing once.
+    with http_endpoint() as port:
+        client = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
+        client.connect()
+        first = client.call_tool("add", {"x": 2, "y": 3})["content"]
+        closed = client.transport.connection.socket
+        time.sleep(1.5)
+        second = client.call_tool("add", {"x": 2, "y": 3})["content"]
+        assert (first, second, client.transport.connection.socket is closed) == (
+            text_result("5")["content"], text_result("5")["content"], False)
+
+
 @pytest.mark.parametrize("case, answer, problem", [
     ("not HTTP at all", b"SSH-2.0-OpenSSH\r\n\r\n", "not an HTTP response"),
     ("a body cut short", b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n{", "before the body ended"),
