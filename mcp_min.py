@@ -1977,29 +1977,30 @@ MAX_WORKERS = 32  # slow requests running at once on one connection; beyond them
 
 
 def serve_stdio(server: MCPServer, stdin=None, stdout=None):
-    """Serve one client over stdio until end of input.
+    """Serve one client over stdio until end of input, Ctrl-C (KeyboardInterrupt) or SIGTERM (SystemExit(0)).
 
     One thread at a time reads (it holds the baton), and serves what it read on the spot: most requests
     take microseconds, and a hand-over to another thread would cost more than the request. A request
     still running after SLOW_S keeps its thread, and the watchdog gives the baton to a new reader, so
     that a ping, a cancellation or the client's answer to the server's question is read while the tool
-    works (section 8). A lock lets one thread at a time write a line, so lines never interleave.
+    works (section 8). A lock lets one thread at a time write a line, so lines never interleave. The
+    calling thread only waits, so a signal always finds it waiting; the readers read and write the pipes'
+    file descriptors directly, so none holds a lock of Python's files that the interpreter's exit waits for.
     """
     out = stdout or claim_stdout()
     lock, baton = threading.Lock(), threading.Lock()
-    gone, done = threading.Event(), threading.Event()  # the client closed our stdout; end of input
-    reading = {"thread": threading.current_thread(), "since": None}  # the reader; since when it serves a request
-    readers = []  # the readers that handed the baton on while they served a slow request
+    ended, gone = threading.Event(), threading.Event()  # end of input or the client gone; the client closed our stdout
+    reading = {"thread": None, "since": None}  # the reader; since when it serves a request (None: it is reading)
+    readers = []  # every reader started, the one holding the baton last
 
     def write(messages: list):
+        data = b"".join(encode(message).encode() + b"\n" for message in messages)
         with lock:
             try:
-                for message in messages:
-                    out.write(encode(message).encode() + b"\n")
-                out.flush()
-            except BrokenPipeError:
+                write_all(out, data)
+            except OSError:  # BrokenPipeError: the client closed our stdout, so no answer can reach it
                 gone.set()
-                os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())  # what is still buffered goes nowhere, quietly
+                ended.set()
 
     lines = read_lines(stdin or sys.stdin.buffer, write)
 
@@ -2012,44 +2013,73 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
             reply = server.handle(message)
             write(server.drain_outbox() + ([reply] if reply is not None else []))  # the outbox first
             with baton:
-                reading["since"] = None
                 if reading["thread"] is not me or gone.is_set():
-                    return  # a new reader took over while this request ran (or nobody reads our output)
+                    return  # a new reader took over while this request ran (its clock is its own), or nobody reads
+                reading["since"] = None
         server.stop_waiting("the client closed its side of the connection")  # no answer can come any more
-        done.set()
+        ended.set()
+
+    def start_reader():
+        """A new reader takes the baton (called holding the baton lock, or before any reader runs)."""
+        reading["thread"], reading["since"] = threading.Thread(target=read_and_serve, daemon=True), None
+        readers.append(reading["thread"])
+        reading["thread"].start()
 
     def watch():
         """Give the baton to a new reader when the request being served has run longer than SLOW_S."""
-        while not done.wait(WATCH_S):
+        while not ended.wait(WATCH_S):
             with baton:
                 slow = reading["since"] is not None and time.monotonic() - reading["since"] > SLOW_S
                 if slow and len([thread for thread in readers if thread.is_alive()]) < MAX_WORKERS:
-                    readers.append(reading["thread"])
-                    reading["thread"], reading["since"] = threading.Thread(target=read_and_serve, daemon=True), None
-                    reading["thread"].start()
+                    start_reader()
 
     server.on_queue = lambda: write(server.drain_outbox())  # notifications and questions go out as they come
-    threading.Thread(target=watch, daemon=True).start()
-    read_and_serve()
-    if not gone.is_set():
-        done.wait()  # end of input, seen by whichever thread held the baton then
-    for thread in readers:  # each running request still gets its response before the server exits
-        if thread is not threading.current_thread():
-            thread.join()
-    server.end_listening()
+    restore = on_sigterm_exit()
+    try:
+        start_reader()
+        threading.Thread(target=watch, daemon=True).start()
+        ended.wait()  # Ctrl-C and SIGTERM interrupt this wait, whatever the readers are doing
+        if not gone.is_set():
+            for thread in readers:  # each running request still gets its response before the server exits
+                thread.join()
+        server.end_listening()
+    finally:
+        restore()
+
+
+def on_sigterm_exit():
+    """Make SIGTERM raise SystemExit(0) in the main thread, as a host's stop is a clean exit; a function that undoes it."""
+    import signal
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None  # a signal reaches only the main thread: elsewhere, leave the handlers be
+    previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def file_descriptor(file) -> int | None:
+    """file's descriptor, or None for a file of Python's own (io.BytesIO and the like)."""
+    try:
+        return file.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def write_all(out, data: bytes):
+    """Write data whole: straight to out's file descriptor when it has one (no buffer, and no lock of Python's)."""
+    fd = file_descriptor(out)
+    if fd is None:
+        out.write(data)
+        out.flush()
+        return
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def read_lines(stdin, write):
     """Each message read from stdin, one per line; a line that is not one gets its error written here."""
-    while True:
-        line = stdin.readline(MAX_MESSAGE_BYTES + 1)
-        if not line:
-            return  # end of input: the server exits with code 0
-        if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
-            while True:  # drop the rest of the oversized line
-                rest = stdin.readline(MAX_MESSAGE_BYTES)
-                if not rest or rest.endswith(b"\n"):
-                    break
+    for line in raw_lines(stdin):
+        if line is None:
             write([error_response(None, INVALID_REQUEST, f"message larger than {MAX_MESSAGE_BYTES} bytes")])
         elif line.strip():
             try:
@@ -2058,10 +2088,34 @@ def read_lines(stdin, write):
                 write([error_response(None, exc.code, exc.message)])
 
 
+def raw_lines(stdin):
+    """stdin's lines, newlines left out, read from its file descriptor when it has one; None for a line too long."""
+    fd = file_descriptor(stdin)
+    pieces, size, skipping = [], 0, False  # the line begun (its pieces and their size); inside a line too long
+    while True:
+        chunk = os.read(fd, 65536) if fd is not None else stdin.readline(65536)
+        if not chunk:
+            if skipping or pieces:
+                yield None if skipping else b"".join(pieces)  # a last line without its newline
+            return  # end of input: the server exits with code 0
+        *complete, rest = chunk.split(b"\n")
+        for line in complete:
+            if skipping or size + len(line) > MAX_MESSAGE_BYTES:
+                yield None  # the line ends here, dropped whole
+            else:
+                yield b"".join(pieces + [line])
+            pieces, size, skipping = [], 0, False
+        if not skipping and rest:
+            pieces.append(rest)  # kept in pieces: an endless line costs linear time, not quadratic
+            size += len(rest)
+            if size > MAX_MESSAGE_BYTES:
+                pieces, size, skipping = [], 0, True
+
+
 def claim_stdout():
     """Keep the real stdout for the wire, and send fd 1 and sys.stdout to stderr for everything else."""
     sys.stdout.flush()
-    out = os.fdopen(os.dup(1), "wb")
+    out = os.fdopen(os.dup(1), "wb", buffering=0)  # written whole by write_all: nothing waits in a buffer
     os.dup2(2, 1)  # a tool's print(), or a child process it starts, now lands on stderr
     sys.stdout = sys.stderr
     return out
@@ -2463,7 +2517,9 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             except RPCError as exc:
                 return self.respond(400, error_response(None, exc.code, exc.message))
             version = self.header("MCP-Protocol-Version")
-            if not isinstance(message, dict) or is_stateless(message):
+            if not isinstance(message, dict):  # a batch, a string, a number: handle() says what is wrong
+                return self.respond(400, shared.handle(message))
+            if is_stateless(message):
                 self.post_stateless(message)
             elif version is not None and version not in PUBLISHED_VERSIONS:
                 self.respond(400, error_response(None, INVALID_REQUEST, f"unknown MCP-Protocol-Version {version}"))
@@ -2484,8 +2540,8 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
 
         def post_stateless(self, message):
             """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses."""
-            params = message.get("params") if isinstance(message, dict) and isinstance(message.get("params"), dict) else {}
-            meta, method = params.get("_meta"), message.get("method") if isinstance(message, dict) else None
+            params = message.get("params") if isinstance(message.get("params"), dict) else {}
+            meta, method = params.get("_meta"), message.get("method")
             meta = meta if isinstance(meta, dict) else {}
             if PROTOCOL_VERSION_KEY in meta:
                 problem = self.header_mismatch(method, params, meta)

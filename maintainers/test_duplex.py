@@ -8,6 +8,7 @@ messages arrived (the ping's response before the tool's), or a tool waits for an
 import contextlib
 import http.client
 import json
+import os
 import threading
 import time
 
@@ -176,6 +177,43 @@ def test_ping_is_answered_while_a_slow_tool_runs_in_memory():
     order.append("pong")
     worker.join(TIMEOUT)
     assert order == ["pong", "tool"]
+
+
+def test_a_slow_request_that_ends_leaves_the_next_readers_clock_alone():
+    # Reader A serves a slow call; B takes over and serves a call that first lets A's call end, then asks the
+    # client. A's end must not reset B's clock: B's call is slow too, so a third reader must read the answer.
+    server = MCPServer("relay")
+    released = threading.Event()
+
+    @server.tool()
+    def hold() -> str:
+        """Wait until the second call lets this one end."""
+        released.wait(TIMEOUT)
+        return "held"
+
+    @server.tool()
+    def release_then_ask(ctx: Context) -> str:
+        """End the first call, then ask the client for a value."""
+        released.set()
+        return ctx.elicit("value", "First?", {"type": "object"})["content"]["value"]
+
+    to_server, from_server = os.pipe(), os.pipe()
+    with open(to_server[0], "rb", buffering=0) as stdin, open(from_server[1], "wb", buffering=0) as stdout:
+        serving = threading.Thread(target=mcp_min.serve_stdio, args=(server, stdin, stdout), daemon=True)
+        serving.start()
+        pipe = LinePipe(files=(open(to_server[1], "wb", buffering=0), open(from_server[0], "rb", buffering=0)))
+        pipe.write(handshake_lines())
+        assert json.loads(pipe.read_line())["id"] == 1
+        pipe.write(line(request(2, "tools/call", {"name": "hold"})))
+        pipe.write(line(request(3, "tools/call", {"name": "release_then_ask"})))
+        question = read_until(pipe, lambda m: m.get("method") == "elicitation/create")[-1]
+        pipe.write(line(response(question["id"], {"action": "accept", "content": {"value": "x"}})))
+        seen = read_until(pipe, lambda m: m.get("id") == 3)
+        assert seen[-1] == response(3, text_result("x"))
+        pipe.process.stdin.close()
+        serving.join(TIMEOUT)
+        assert not serving.is_alive()
+        pipe.process.stdout.close()
 
 
 # ---- cancellation ----

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 
 import pytest
 
@@ -148,8 +149,12 @@ def run_lines(command: list, data: bytes, **options) -> subprocess.CompletedProc
 class LinePipe:
     """A child process spoken to in raw lines: every read has a deadline."""
 
-    def __init__(self, command: list):
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=HERE)
+    def __init__(self, command: list | None = None, stderr=None, files: tuple = ()):
+        """A child running command; or, given files (its stdin, its stdout), a server served in this process."""
+        if files:
+            self.process = types.SimpleNamespace(stdin=files[0], stdout=files[1])
+        else:
+            self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=HERE)
         self.buffer = b""
 
     def write(self, data: bytes):
@@ -486,6 +491,35 @@ def test_stdio_server_exits_0_at_end_of_input_and_answers_a_last_line_without_ne
     assert (done.returncode, done.stdout) == (0, b"")
     done = run_lines(DEMO, ping(1) + ping(2).rstrip(b"\n"))
     assert (done.returncode, wire_lines(done.stdout)) == (0, [pong(1), pong(2)])
+
+
+def count_slowly_lines(n: int) -> bytes:
+    """The handshake, then one tools/call count_slowly(n) (a tenth of a second a step), as stdio lines."""
+    messages = [notification("notifications/initialized"),
+                request(2, "tools/call", {"name": "count_slowly", "arguments": {"n": n}})]
+    return b"".join(line(message) for message in messages)
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 0)], ids=["Ctrl-C", "SIGTERM"])
+@pytest.mark.parametrize("moment", ["while a slow tool runs", "after a slow tool answered", "while idle"])
+def test_ctrl_c_and_sigterm_end_the_stdio_server_cleanly_at_any_moment(signum, code, moment):
+    # Exit 130 (Ctrl-C) or 0 (SIGTERM), and nothing on stderr: no "Fatal Python error" from a reader thread.
+    pipe = LinePipe(DEMO, stderr=subprocess.PIPE)
+    pipe.write(line(initialize_request()))
+    assert json.loads(pipe.read_line())["id"] == 1  # the server is serving: its imports are behind it
+    if moment != "while idle":
+        pipe.write(count_slowly_lines(3))
+        first = json.loads(pipe.read_line())
+        assert first["method"] == "notifications/message"  # its first log line: the tool is running now
+        while moment == "after a slow tool answered" and "id" not in json.loads(pipe.read_line()):
+            pass  # progress lines, then the answer
+    pipe.process.send_signal(signum)
+    try:
+        assert pipe.process.wait(timeout=TIMEOUT) == code
+    finally:
+        pipe.close()
+    assert pipe.process.stderr.read() == b""
+    pipe.process.stderr.close()
 
 
 NOISY_SERVER = '''
@@ -838,6 +872,17 @@ def test_body_that_is_not_json_is_400_with_parse_error():
         status, _, body = exchange(conn, body=b"{oops")
         assert (status, json.loads(body)) == (400, error_response(
             None, -32700, "parse error: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"))
+        conn.close()
+
+
+@pytest.mark.parametrize("body", [b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', b'"ping"', b"7", b"null"],
+                         ids=["a batch", "a string", "a number", "null"])
+def test_a_body_that_is_not_an_object_is_400_with_invalid_request(body):
+    # Batches left in 2025-06-18; a scalar is no message either: one -32600 with a null id, never a silent 202.
+    with http_endpoint() as port:
+        conn = connection(port)
+        status, _, reply = exchange(conn, body=body)
+        assert (status, json.loads(reply)) == (400, error_response(None, -32600, "a message must be a JSON object"))
         conn.close()
 
 
