@@ -259,16 +259,16 @@ class MCPServer:
         id = message.get("id") if valid_id(message.get("id")) else None  # an id we cannot echo is null
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         ctx = Context(self, id, message.get("method"), params, stream)
-        later = False  # subscriptions/listen is answered when its stream ends, not now (section 8)
         try:
             result = self._serve(message, ctx)
-            later = result is None
+            if result is None and not is_notification(message) and not ctx.later:
+                raise TypeError(f"the handler of {message['method']} returned nothing (None): it must return its result")
             reply = response(id, result)
         except RPCError as exc:  # tier 1: a deliberate protocol error keeps its code
             reply = error_response(id, exc.code, exc.message, exc.data)
         except Exception as exc:  # tier 2: a handler bug becomes -32603, never a traceback on the wire
             reply = error_response(id, INTERNAL_ERROR, f"internal error: {exc!r}"[:200])
-        if is_notification(message) or later or ctx.cancelled:
+        if is_notification(message) or ctx.later or ctx.cancelled:
             return None  # tier 3: no response to a notification, nor (yet) to a request the client cancelled
         return reply
 
@@ -475,6 +475,7 @@ class Context:
     """
 
     cancelled = False  # section 8 tells: whether the client cancelled this request
+    later = False  # the response comes later, when the request's stream ends (subscriptions/listen, section 8)
 
     def __init__(self, server: MCPServer, id, method, params: dict, stream=None):
         self.server, self.id, self.method, self.params, self.stream = server, id, method, params, stream
@@ -1781,6 +1782,7 @@ def _listen(self, params, ctx):
                           {"_meta": {SUBSCRIPTION_ID_KEY: ctx.id}, "notifications": honoured}))
     with self._lock:
         self._listeners.append({"id": ctx.id, "filter": honoured, "context": ctx})
+    ctx.later = True  # answered when the stream ends (stop_listening, end_listening)
     return None
 
 

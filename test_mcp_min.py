@@ -368,6 +368,16 @@ def test_a_bug_in_a_method_handler_becomes_internal_error_without_traceback():
     assert server.handle(request(4, "ping")) == response(4, {})
 
 
+def test_a_handler_that_returns_nothing_is_answered_internal_error_naming_its_method():
+    # A handler that forgot its return: -32603 says so, rather than leaving the client waiting for nothing.
+    server = ready_server()
+    server._handlers["tools/list"] = lambda params, ctx: None
+    assert server.handle(request(3, "tools/list")) == error_response(
+        3, INTERNAL_ERROR, "internal error: TypeError('the handler of tools/list returned nothing (None): "
+                           "it must return its result')")
+    assert server.handle(request(4, "ping")) == response(4, {})
+
+
 def test_a_notification_whose_handling_breaks_still_gets_no_reply():
     # Even an exception while a notification is handled is never answered, and the session goes on.
     server = ready_server()
