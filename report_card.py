@@ -1,0 +1,1415 @@
+"""The report card: the course's rules checked against any MCP server over stdio, each with its passage and the
+bytes that show it.
+
+    python report_card.py [flags] [--] <server command> [args...]
+    python report_card.py --not-allowed delete_db --raises 'count_lessons {"course": "postgres"}' \\
+                          --change-tools enable_subtract -- python server_demo.py
+
+Put it where a host would start the server, as you would the tap or the board. It starts the server afresh for
+each rule, drives it through a short scripted session, and prints one row a rule: ✓ it holds, ✗ it does not (with
+the messages that show it, → sent to the server, ← received), or – not applicable (with the flag it needs). The
+rules come in the course's order: course 000's, course 002's, course 004's (the 2026-07-28 revision), then
+stdio's own. Where the lab and the spec choose differently, both verdicts are shown, and --spec judges by the
+spec. The exit status is 0 when every rule of the chosen --level holds.
+
+  1. The wire       Wire: one server process; lines in and out, replies matched by id, every read with a deadline
+  2. A rule's run   Run: fresh processes on demand, requests in the rule's era; Broken, NotApplicable
+  3. The rules      one function a rule, registered with its id, level, claim and passage
+  4. The card       the eras the server serves, every rule judged, the card as text and as JSON
+  5. The board      every rule's session on the wire board's page, the card beside the sequence diagram
+  6. The command line
+
+The words are mcp_min's (its module docstring): a message is a request, a notification or a response; a
+response holds a result or an error.
+"""
+
+import json
+import os
+import queue
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import board  # the wire board: read_line (the lab's parse), the 2026-07-28 _meta keys, the page
+from board import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, MAX_MESSAGE_BYTES, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
+from mcp_min import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, NOT_INITIALIZED,
+                     PARSE_ERROR, TOOL_NOT_ALLOWED, UNKNOWN_TOOL, error_response, notification, request)
+
+DEFAULT_TIMEOUT = 10.0  # seconds a response may take (the first includes the server's start), then the rule fails
+HANDSHAKE_VERSION = "2025-06-18"  # the version course 000's worked trace offers
+STATELESS_VERSION = "2026-07-28"  # the revision course 004 describes
+FUTURE_VERSION = "2099-12-31"  # a version no server speaks: version negotiation must not agree to it
+CLIENT = {"name": "report-card", "version": "0.1.0"}
+HELLO = {"protocolVersion": HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": CLIENT}
+META = {PROTOCOL_VERSION_KEY: STATELESS_VERSION, CLIENT_CAPABILITIES_KEY: {}, CLIENT_INFO_KEY: CLIENT}
+NO_SUCH_METHOD = "report_card/no_such_method"
+NO_SUCH_TOOL = "report_card_no_such_tool"
+NOT_JSON = "this line is not JSON"
+SHOWN_WIDTH = 150  # a line of the card's exchanges is cut to this many characters
+TRACEBACK = re.compile(r'Traceback \(most recent call last\)|File "[^"]*", line \d+')
+LEVELS = {"000": "course 000", "002": "course 002", "004": "course 004", "stdio": "stdio"}
+
+
+def id_key(id) -> str:
+    """An id as a key: 1, "1", true and 1.0 are four different ids (replies are matched by id, exactly)."""
+    return json.dumps(id)
+
+
+def trim(line: str, focus: str | None = None, width: int = SHOWN_WIDTH) -> str:
+    """A line cut to width characters; with focus, the part around it is kept."""
+    if len(line) <= width:
+        return line
+    at = line.find(focus) if focus else -1
+    if at < width - 30:
+        return line[:width - 1] + "…"
+    start = max(at - 20, 0)
+    return line[:40] + " … " + line[start:start + width - 44] + "…"
+
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 1. The wire ----
+# One server process. A thread only moves the lines of its stdout into a queue; everything else (parsing,
+# matching a response to its request by id, answering the server's own requests) happens on the card's
+# thread, while it waits, and every wait has a deadline.
+# ---------------------------------------------------------------------------------------------------
+
+class Wire:
+    """One server process and the lines that crossed: send messages, wait for the response to a request by its id.
+
+        wire = Wire(["python", "server_demo.py"], timeout=10, record=print_line)
+        sent = wire.send(request(1, "ping"))
+        wire.reply(sent)      # the entry of the response whose id is 1, or None (no response in time, or the end)
+    Each line is an entry: {"dir": "→" or "←", "line": text, "json": bool, "message": the value}; record(entry)
+    keeps it (and gives it its place on the card's tape, "at").
+    """
+
+    def __init__(self, command: list, timeout: float, record):
+        self.timeout, self.record = timeout, record
+        self.stderr = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+                                        start_new_session=os.name == "posix")  # its own group, ended as one
+        self.lines = queue.Queue()
+        self.received, self.sent = [], []
+        self.by_id = {}  # id key -> the responses with that id, in order
+        self.asked = set()  # id keys of the requests the card sent
+        self.last_id = 0
+        self.ended = False  # the server's stdout reached its end
+        self.stdin_closed = False
+        self.hello = {}  # the initialize result, once a session is open in the handshake era
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        """The reader thread: each line of the server's stdout into the queue, then None at its end."""
+        stream = self.process.stdout
+        try:
+            while line := stream.readline(MAX_MESSAGE_BYTES + 1):
+                if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
+                    while (rest := stream.readline(MAX_MESSAGE_BYTES)) and not rest.endswith(b"\n"):
+                        pass  # the rest of a line longer than any message: not kept
+                    line = b"(a line longer than %d bytes)" % MAX_MESSAGE_BYTES
+                self.lines.put(line.removesuffix(b"\n"))
+        except (OSError, ValueError):
+            pass  # the process was ended
+        self.lines.put(None)
+
+    # -- lines out --
+
+    def send(self, message) -> dict:
+        """Write one message as a line of JSON; its entry."""
+        if isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message:
+            self.asked.add(id_key(message["id"]))
+        return self.send_line(json.dumps(message))
+
+    def send_line(self, text: str) -> dict:
+        """Write one line as it is; its entry."""
+        _, is_json, value = board.read_line(text)
+        entry = self.record({"dir": "→", "line": text, "json": is_json, "message": value if is_json else None})
+        self.sent.append(entry)
+        try:
+            self.process.stdin.write(text.encode("utf-8", "surrogatepass") + b"\n")
+            self.process.stdin.flush()
+        except (OSError, ValueError):
+            self.stdin_closed = True  # the server is gone; what it did before is on the wire all the same
+        return entry
+
+    def request(self, method: str, params: dict | None = None, id=None) -> dict:
+        """Send a request with the next integer id (or the id given); its entry."""
+        if id is None:
+            self.last_id += 1
+            id = self.last_id
+        return self.send(request(id, method, params))
+
+    # -- lines in --
+
+    def _take(self, deadline: float) -> bool:
+        """Read one line before the deadline (False: time is up, or the server's stdout ended)."""
+        if self.ended:
+            return False
+        try:
+            line = self.lines.get(timeout=max(deadline - time.monotonic(), 0))
+        except queue.Empty:
+            return False
+        if line is None:
+            self.ended = True
+            return False
+        text, is_json, value = board.read_line(line)
+        entry = self.record({"dir": "←", "line": text, "json": is_json, "message": value if is_json else None})
+        self.received.append(entry)
+        if not is_json or not isinstance(value, dict):
+            return True  # not a message: only the stdout rule reads it
+        if isinstance(value.get("method"), str) and "id" in value:
+            # The server asks the card something: it serves nothing, and says so rather than keep it waiting.
+            self.send(error_response(value["id"], METHOD_NOT_FOUND, "the report card serves no requests"))
+        elif "id" in value and "method" not in value:
+            self.by_id.setdefault(id_key(value["id"]), []).append(entry)
+        return True
+
+    def reply(self, sent: dict, timeout: float | None = None) -> dict | None:
+        """The response to the request sent (by its id, never by "the next line"), or None."""
+        key = id_key(sent["message"]["id"])
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while key not in self.by_id:
+            if not self._take(deadline):
+                return None
+        return self.by_id[key][0]
+
+    def mark(self) -> int:
+        """A place in the lines received, to look at what came after it."""
+        return len(self.received)
+
+    def responses(self, after: int = 0) -> list:
+        """The responses received since the mark."""
+        return [e for e in self.received[after:] if is_response(e["message"])]
+
+    def unmatched(self, after: int = 0) -> list:
+        """The responses since the mark whose id is the id of no request the card sent."""
+        return [e for e in self.responses(after) if id_key(e["message"]["id"]) not in self.asked]
+
+    def notifications(self, after: int = 0) -> list:
+        """The messages with a method (notifications, and requests from the server) since the mark."""
+        return [e for e in self.received[after:] if isinstance(e["message"], dict)
+                and isinstance(e["message"].get("method"), str)]
+
+    # -- the end --
+
+    def silence(self) -> str:
+        """Why a response did not come: the time limit, or the end of the server (its exit status, its last words)."""
+        if not self.ended:
+            return f"none came within {self.timeout:g} s"
+        status = self.wait_exit(self.timeout)
+        said = "the server closed its stdout" if status is None else f"the server exited (status {status})"
+        last = self.stderr_tail()
+        return said + (f"; its stderr ends: {trim(last, width=100)}" if last else "")
+
+    def stderr_tail(self) -> str:
+        """The last line the server wrote on its stderr."""
+        self.stderr.seek(0)
+        lines = [line for line in self.stderr.read()[-4000:].decode("utf-8", "replace").splitlines() if line.strip()]
+        return lines[-1].strip() if lines else ""
+
+    def close_stdin(self):
+        """End the server's input, as a host does when it is done (course 004: closing stdin ends a stdio server)."""
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
+
+    def wait_exit(self, timeout: float) -> int | None:
+        """The server's exit status, waiting up to timeout seconds (None: it still runs)."""
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def close(self):
+        """End the server: its input first, then its process group (a server may have started its own children)."""
+        self.close_stdin()
+        if self.process.poll() is None:
+            self.signal(signal.SIGTERM)
+            if self.wait_exit(self.timeout) is None:
+                self.signal(signal.SIGKILL)
+                self.process.wait()
+        self.process.stdout.close()
+        self.stderr.close()
+
+    def signal(self, number: int):
+        """Send a signal to the server's process group (the server alone where there are no groups)."""
+        try:
+            if os.name == "posix":
+                os.killpg(self.process.pid, number)
+            else:
+                self.process.kill()
+        except OSError:
+            pass  # it has exited already
+
+
+def is_response(message) -> bool:
+    """A response: an id, and no method (course 000: told apart by keys, never by a type tag)."""
+    return isinstance(message, dict) and "id" in message and "method" not in message
+
+
+def error_of(entry: dict | None) -> dict | None:
+    """The error a response carries, if it carries one."""
+    message = entry and entry["message"]
+    error = message.get("error") if isinstance(message, dict) else None
+    return error if isinstance(error, dict) else None
+
+
+def code_of(entry: dict | None):
+    """The error code a response carries (None: no error)."""
+    error = error_of(entry)
+    return error.get("code") if error else None
+
+
+def result_of(entry: dict | None) -> dict | None:
+    """The result a response carries, if it is an object and there is no error beside it."""
+    message = entry and entry["message"]
+    if not isinstance(message, dict) or error_of(entry):
+        return None
+    result = message.get("result")
+    return result if isinstance(result, dict) else None
+
+
+def said(entry: dict | None) -> str:
+    """What a response says, in a few words: its error's code and message, or what its result is."""
+    error = error_of(entry)
+    if error:
+        text = str(error.get("message", ""))
+        return f"error {json.dumps(error.get('code'))} {text[:60]}{'…' if len(text) > 60 else ''}".rstrip()
+    result = result_of(entry)
+    if result is None:
+        return "a response with no result object"
+    if result.get("isError") is True:
+        return "a result with isError true"
+    return "a result"
+
+
+def strings(value) -> list:
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in [key] + strings(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in strings(item)]
+    return []
+
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 2. A rule's run ----
+# A rule's check starts its own server processes, so that no rule can disturb another. It raises Broken
+# (what is wrong, and the entries that show it) or NotApplicable (what it needs), or returns: the rule holds.
+# ---------------------------------------------------------------------------------------------------
+
+class Broken(Exception):
+    """The rule does not hold: what happened, and the lines (entries, or notes in words) that show it."""
+
+    def __init__(self, text: str, *shown):
+        super().__init__(text)
+        self.text, self.shown = text, [item for item in shown if item is not None]
+
+
+class NotApplicable(Exception):
+    """The rule cannot be judged on this server: what it needs (a flag, a primitive, an era)."""
+
+
+class Run:
+    """One rule's run: fresh server processes, requests in the rule's era, and the flags the card was given."""
+
+    def __init__(self, card, rule: dict, era: str):
+        self.card, self.rule, self.era = card, rule, era
+        self.wires = []
+        self.sentinel = "ping" if era == "handshake" else "server/discover"  # a request any server answers
+
+    def start(self) -> "Wire":
+        """A fresh server process (a new session on the board)."""
+        title = f"{self.rule['id']}: {self.rule['claim']}"
+        self.card.begin(title if not self.wires else f"{title} ({len(self.wires) + 1})")
+        wire = Wire(self.card.command, self.card.timeout, self.card.record)
+        self.wires.append(wire)
+        return wire
+
+    def open(self) -> "Wire":
+        """A fresh process with a session open in this rule's era: initialize and initialized, or nothing (2026)."""
+        wire = self.start()
+        if self.era == "handshake":
+            sent, reply = self.call(wire, "initialize", HELLO)
+            if result_of(reply) is None:
+                raise Broken(f"initialize was answered {said(reply)}, so no session could begin", sent, reply)
+            wire.hello = result_of(reply)
+            wire.send(notification("notifications/initialized"))
+        return wire
+
+    def params(self, params: dict | None) -> dict | None:
+        """A request's params in this rule's era: in 2026-07-28 each carries _meta (course 004, section 3)."""
+        if self.era != "stateless":
+            return params
+        return {**(params or {}), "_meta": {**META, **(params or {}).get("_meta", {})}}
+
+    def send(self, wire: Wire, method: str, params: dict | None = None, id=None) -> dict:
+        """Send a request in this rule's era without waiting; its entry."""
+        return wire.request(method, self.params(params), id)
+
+    def call(self, wire: Wire, method: str, params: dict | None = None, id=None) -> tuple:
+        """Send a request and wait for its response: (sent, reply); no response is Broken."""
+        mark = wire.mark()
+        sent = self.send(wire, method, params, id)
+        reply = wire.reply(sent)
+        if reply is None:
+            strays = wire.unmatched(mark)
+            if strays:  # the likeliest reason: the id came back changed
+                raise Broken(f"no response to {method} with id {id_key(sent['message']['id'])}; a response came "
+                             f"with id {id_key(strays[0]['message']['id'])} instead: a response echoes its "
+                             "request's id exactly", sent, strays[0])
+            raise Broken(f"no response to {method}: {wire.silence()}", sent)
+        return sent, reply
+
+    def result(self, wire: Wire, method: str, params: dict | None = None) -> tuple:
+        """Send a request that must succeed: (sent, reply, result); an error is Broken."""
+        sent, reply = self.call(wire, method, params)
+        if result_of(reply) is None:
+            raise Broken(f"{method} was answered {said(reply)}", sent, reply)
+        return sent, reply, result_of(reply)
+
+    def then(self, wire: Wire, count: int = 2) -> list:
+        """count requests, one after the other, each waited for: what the server had to say before them is said.
+
+        A server that works in threads may answer an earlier message late; not later than two answers after it.
+        """
+        shown = []
+        for _ in range(count):
+            shown.extend(self.call(wire, self.sentinel))
+        return shown
+
+    def capabilities(self, wire: Wire) -> dict:
+        """What the server declared: the initialize result's capabilities, or server/discover's (2026-07-28)."""
+        if self.era == "handshake":
+            value = wire.hello.get("capabilities")
+        else:
+            value = self.result(wire, "server/discover")[2].get("capabilities")
+        return value if isinstance(value, dict) else {}
+
+    def listed(self, wire: Wire, kind: str) -> tuple:
+        """(the reply, the items) of <kind>/list: tools, resources or prompts; not a list is Broken."""
+        sent, reply, result = self.result(wire, f"{kind}/list")
+        items = result.get(kind)
+        if not isinstance(items, list):
+            raise Broken(f"{kind}/list answered a result without a list under {json.dumps(kind)}", sent, reply)
+        return reply, [item for item in items if isinstance(item, dict)]
+
+    def flag(self, name: str) -> tuple:
+        """A flag's (tool, arguments); absent, the rule is not applicable and says which flag it needs."""
+        value = self.card.flags.get(name)
+        if value is None:
+            raise NotApplicable(f"needs {FLAGS[name][0]} {FLAGS[name][1]}: {FLAGS[name][2]}")
+        return value
+
+    def version(self, wire: Wire) -> str:
+        """The version this session speaks: the one initialize agreed, or 2026-07-28."""
+        return str(wire.hello.get("protocolVersion")) if self.era == "handshake" else STATELESS_VERSION
+
+    def close(self):
+        """End every process this run started."""
+        for wire in self.wires:
+            wire.close()
+
+
+def note(text: str) -> str:
+    """A line of the exchange in words: what did not cross."""
+    return f"({text})"
+
+
+def tool_with_required(run: Run, wire: Wire) -> tuple:
+    """(the tool, the reply that listed it): the first listed tool with a required argument, or NotApplicable."""
+    reply, tools = run.listed(wire, "tools")
+    refused = (run.card.flags.get("not_allowed") or (None,))[0]
+    for tool in tools:
+        schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
+        required = schema.get("required")
+        if isinstance(required, list) and required and isinstance(tool.get("name"), str) and tool["name"] != refused:
+            return tool, reply
+    raise NotApplicable("no listed tool has a required argument")
+
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 3. The rules ----
+# In the card's order. Each names the passage it comes from: the course where it says so, else the spec
+# revision and section. A rule where the lab and the spec choose differently (README, "Where this lab and
+# the spec differ") returns what each finds wrong; the card shows both and judges by the one chosen.
+# ---------------------------------------------------------------------------------------------------
+
+RULES = []
+SHAPES = 'course 000, "Three message shapes"'
+CODES = 'course 000, "The five standard error codes"'
+HANDSHAKE = 'course 000, "The stateful handshake"'
+LATTICE = 'course 000, "Dispatch to primitives, and the _call_tool error lattice"'
+LIST_CHANGED = 'course 000, "listChanged: the one dynamic capability"'
+PRIMITIVES = 'course 002, "The Three MCP Primitives"'
+LIST_CHANGES = 'course 002, "List-Changed Notifications"'
+
+FLAGS = {  # name: (the flag, what it takes, what it tells the card)
+    "not_allowed": ("--not-allowed", "TOOL", "a tool that exists but that this session may not call"),
+    "raises": ("--raises", "'TOOL {arguments}'", "a call of a tool that raises"),
+    "change_tools": ("--change-tools", "'TOOL {arguments}'", "a call that changes the tool list"),
+    "change_resources": ("--change-resources", "'TOOL {arguments}'", "a call that changes the resource list"),
+    "change_prompts": ("--change-prompts", "'TOOL {arguments}'", "a call that changes the prompt list"),
+}
+
+
+def rule(id: str, level: str, claim: str, passage: str, quote: str, eras=("handshake", "stateless"),
+         differs: dict | None = None, last: bool = False):
+    """Register a rule's check under its id: the claim it tests, the passage and the words it comes from.
+
+    differs, for a rule where the lab and the spec choose differently: what each expects, and the spec's passage.
+    """
+    def register(check):
+        RULES.append({"id": id, "level": level, "claim": claim, "passage": passage, "quote": quote, "eras": eras,
+                      "differs": differs, "last": last, "check": check})
+        return check
+    return register
+
+
+# ---- course 000: three message shapes ----
+
+@rule("notification-no-response", "000", "a notification gets no response", SHAPES,
+      "Notification — a request shape with no id key at all. Fire-and-forget: the receiver must not reply.")
+def notification_no_response(run: Run):
+    wire = run.open()  # handshake era: notifications/initialized is the first notification
+    wire.send(notification("notifications/cancelled", {"requestId": "report-card:never-sent"}))
+    run.then(wire)
+    strays = wire.unmatched()
+    if strays:
+        sent = [e for e in wire.sent if isinstance(e["message"], dict) and "id" not in e["message"]]
+        raise Broken(f"a response to a notification ({said(strays[0])}): the receiver of a notification must not "
+                     "reply", *sent, strays[0])
+
+
+@rule("null-id-is-a-request", "000", 'a request with "id": null is answered -32600: it is no notification', SHAPES,
+      "A message with id: null is not a notification — null is a present key. ... a strict peer treats it as a "
+      "malformed request (id must not be null in a request)")
+def null_id_is_a_request(run: Run):
+    wire = run.open()
+    run.then(wire, 1)  # the handshake's last word is said before the null id goes out
+    mark = wire.mark()
+    sent = wire.send(request(None, run.sentinel, run.params(None)))
+    after = run.then(wire)
+    answers = [e for e in wire.responses(mark) if e["message"]["id"] is None]
+    if not answers:
+        raise Broken("no response to it: the server took it for a notification, and answered the requests after "
+                     "it", sent, *after)
+    if code_of(answers[0]) != INVALID_REQUEST:
+        raise Broken(f"it was answered {said(answers[0])}, not -32600 (invalid request)", sent, answers[0])
+
+
+def shape_problem(message: dict) -> str | None:
+    """What is wrong with a response's shape, if anything (course 000: result XOR error; error {code, message})."""
+    if message.get("jsonrpc") != "2.0":
+        return 'its jsonrpc is not "2.0"'
+    if ("result" in message) == ("error" in message):
+        return "it carries both result and error" if "result" in message else "it carries neither result nor error"
+    error = message.get("error")
+    if "error" in message and not (isinstance(error, dict) and isinstance(error.get("code"), int)
+                                   and not isinstance(error.get("code"), bool) and isinstance(error.get("message"), str)):
+        return "its error is not {code: an integer, message: a string}"
+    if "result" in message and not isinstance(message["result"], dict):
+        return "its result is not an object"
+    return None
+
+
+@rule("response-shape", "000", "a response echoes its request's id and carries a result or an error, never both",
+      SHAPES, "Response — echoes the id, and carries result XOR error, never both, never neither. error is "
+      "{code, message, data?}.")
+def response_shape(run: Run):
+    wire = run.open()
+    for method, id in ((run.sentinel, "report-card:7"), (NO_SUCH_METHOD, None)):  # a string id; an error response
+        sent, reply = run.call(wire, method, id=id)
+        problem = shape_problem(reply["message"])
+        if problem:
+            raise Broken(f"the response to {method}: {problem}", sent, reply)
+
+
+# ---- course 000: the five codes, and where each is raised ----
+
+def answer_to(run: Run, wire: Wire, sent: dict) -> tuple:
+    """(the response to an odd message just sent, or None; the requests after it that bound the wait).
+
+    An odd message may have no id to echo: the answer is then the first response since it to no request.
+    """
+    after = run.then(wire)
+    message = sent["message"]
+    if isinstance(message, dict) and "id" in message and id_key(message["id"]) in wire.by_id:
+        return wire.by_id[id_key(message["id"])][0], after
+    strays = [e for e in wire.unmatched(0) if e["at"] > sent["at"]]
+    return (strays[0] if strays else None), after
+
+
+@rule("parse-error", "000", "a line that is not JSON is answered -32700, with id null", CODES,
+      "-32700 parse error — the bytes were not valid JSON. Raised at the transport edge, before any dispatch, "
+      "because there is no id to attach the error to (id is null).")
+def parse_error(run: Run):
+    wire = run.open()
+    sent = wire.send_line(NOT_JSON)
+    answer, after = answer_to(run, wire, sent)
+    if answer is None:
+        raise Broken("no response to it", sent, *after)
+    if code_of(answer) != PARSE_ERROR or answer["message"]["id"] is not None:
+        raise Broken(f"it was answered {said(answer)} with id {id_key(answer['message']['id'])}, not -32700 with "
+                     "id null", sent, answer)
+
+
+@rule("invalid-request", "000", 'a message whose jsonrpc is not "2.0" is answered -32600', CODES,
+      '-32600 invalid request — well-formed JSON but not a valid request object; the lab also uses it for ... '
+      'a message whose jsonrpc field isn\'t "2.0"')
+def invalid_request(run: Run):
+    wire = run.open()
+    wire.last_id += 1
+    sent = wire.send({"jsonrpc": "1.0", "id": wire.last_id, "method": run.sentinel, **(
+        {"params": run.params(None)} if run.era == "stateless" else {})})
+    answer, after = answer_to(run, wire, sent)
+    if answer is None:
+        raise Broken("no response to it", sent, *after)
+    if code_of(answer) != INVALID_REQUEST:
+        raise Broken(f"it was answered {said(answer)}, not -32600 (invalid request)", sent, answer)
+
+
+@rule("method-not-found", "000", "an unknown method is answered -32601", CODES,
+      "-32601 method not found — unknown method")
+def method_not_found(run: Run):
+    wire = run.open()
+    sent, reply = run.call(wire, NO_SUCH_METHOD)
+    if code_of(reply) != METHOD_NOT_FOUND:
+        raise Broken(f"{NO_SUCH_METHOD} was answered {said(reply)}, not -32601", sent, reply)
+
+
+@rule("internal-error", "000", "a handler that fails is an error response (-32603), and the session lives on", CODES,
+      "-32603 internal error — an unhandled exception inside a handler. Crucially the server converts the exception "
+      "into this response instead of propagating it; a handler bug must not take down the session.")
+def internal_error(run: Run):
+    wire = run.open()
+    # params of the wrong types: a handler that does not check them fails inside (-32603); one that does, -32602
+    sent, reply = run.call(wire, "tools/call", {"name": ["not", "a", "name"], "arguments": "not an object"})
+    if code_of(reply) not in (INVALID_PARAMS, INTERNAL_ERROR):
+        raise Broken(f"it was answered {said(reply)}, not -32603 (or -32602, the params being wrong)", sent, reply)
+    try:
+        run.call(wire, run.sentinel)
+    except Broken as exc:
+        raise Broken(f"the session did not live on: {exc.text}", sent, reply, *exc.shown)
+
+
+@rule("no-traceback", "000", "no traceback crosses the wire, whatever goes wrong", CODES,
+      "intended errors carry precise codes, unintended ones degrade to internal-error, and neither escapes as a "
+      "Python traceback across the transport boundary.")
+def no_traceback(run: Run):
+    wire = run.open()
+    probes = [("tools/call", {"name": ["not", "a", "name"], "arguments": "not an object"}), (NO_SUCH_METHOD, None),
+              ("tools/call", {"name": NO_SUCH_TOOL, "arguments": {}})]
+    if run.card.flags.get("raises"):
+        name, arguments = run.card.flags["raises"]
+        probes.append(("tools/call", {"name": name, "arguments": arguments}))
+    for method, params in probes:
+        if wire.reply(run.send(wire, method, params)) is None:
+            break  # the server is gone or stuck: what it sent so far is judged
+    else:
+        wire.send_line(NOT_JSON)
+        for _ in range(2):
+            if wire.reply(run.send(wire, run.sentinel)) is None:
+                break
+    for entry in wire.received:
+        texts = strings(entry["message"]) if entry["json"] else [entry["line"]]
+        found = next((match for text in texts if (match := TRACEBACK.search(text))), None)
+        if found:
+            asked = next((e for e in reversed(wire.sent) if e["at"] < entry["at"]), None)
+            raise Broken("a Python traceback on the wire", asked, {**entry, "focus": found.group(0)})
+
+
+# ---- course 000: the handshake ----
+
+GATE_SPEC = ('spec 2025-06-18, Lifecycle, "Initialization": the initialization phase MUST be the first interaction '
+             "(no code is named); after the initialize response a client may send requests (it SHOULD NOT before)")
+
+
+@rule("handshake-gate", "000", "nothing but initialize (and ping) is served before notifications/initialized",
+      HANDSHAKE, "Every method except initialize itself is gated behind _initialized, and _initialized only flips "
+      "true when the notifications/initialized notification arrives. ... a tools/list sent between step 1 and step "
+      "3 returns -32600.", eras=("handshake",),
+      differs={"course": "-32600 before initialize, and between its response and initialized",
+               "spec": "an error before initialize; between its response and initialized, served",
+               "passage": GATE_SPEC})
+def handshake_gate(run: Run):
+    problems = {"course": [], "spec": []}
+    wire = run.start()
+    sent, reply = run.call(wire, "tools/list")
+    if code_of(reply) != NOT_INITIALIZED:
+        problems["course"].append(Broken(f"before initialize, tools/list was answered {said(reply)}, not -32600",
+                                         sent, reply))
+    if error_of(reply) is None:
+        problems["spec"].append(Broken(f"before initialize, tools/list was answered {said(reply)}, not an error",
+                                       sent, reply))
+    init, hello = run.call(wire, "initialize", HELLO)
+    if result_of(hello) is None:
+        raise Broken(f"initialize was answered {said(hello)}", init, hello)
+    try:
+        sent, reply = run.call(wire, "tools/list")  # between the initialize response and initialized
+    except Broken as exc:
+        raise Broken(f"between the initialize response and notifications/initialized, {exc.text}", init, hello,
+                     *exc.shown)
+    between = "between the initialize response and notifications/initialized, tools/list was answered " + said(reply)
+    if code_of(reply) != NOT_INITIALIZED:
+        problems["course"].append(Broken(between + ", not -32600", init, hello, sent, reply))
+    if result_of(reply) is None:
+        problems["spec"].append(Broken(between + ": the spec lets a client send it", init, hello, sent, reply))
+    opened = wire.send(notification("notifications/initialized"))
+    sent, reply = run.call(wire, "tools/list")
+    if result_of(reply) is None:
+        raise Broken(f"after notifications/initialized, tools/list was answered {said(reply)}: the gate never opens",
+                     opened, sent, reply)
+    return {standard: joined(found) for standard, found in problems.items()}
+
+
+def joined(problems: list) -> Broken | None:
+    """Several things wrong under one rule, as one: their texts in turn, and their lines (each once)."""
+    if not problems:
+        return None
+    lines = []
+    for problem in problems:
+        lines += [item for item in problem.shown if all(item is not kept for kept in lines)]
+    return Broken("; ".join(problem.text for problem in problems), *lines)
+
+
+@rule("version-negotiation", "000", "initialize agrees on a version the server speaks, not newer than offered",
+      HANDSHAKE + ' (step 2); course 002, "The Initialization Handshake"',
+      "The server responds during initialize with the highest protocol version it supports that is not newer than "
+      "what the client requested.", eras=("handshake",))
+def version_negotiation(run: Run):
+    sent, reply, result = run.result(run.start(), "initialize", {**HELLO, "protocolVersion": FUTURE_VERSION})
+    agreed = result.get("protocolVersion")
+    if not isinstance(agreed, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", agreed):
+        raise Broken(f"offered {FUTURE_VERSION}, it answered protocolVersion {json.dumps(agreed)}, not a version",
+                     sent, {**reply, "focus": "protocolVersion"})
+    if agreed >= FUTURE_VERSION:  # dates as strings sort in time order
+        raise Broken(f"offered {FUTURE_VERSION}, a version no server speaks, it agreed to {agreed}: a server answers "
+                     "with a version it supports", sent, {**reply, "focus": "protocolVersion"})
+    again, echo, result = run.result(run.start(), "initialize", {**HELLO, "protocolVersion": agreed})
+    if result.get("protocolVersion") != agreed:
+        raise Broken(f"offered {agreed}, the version it chose itself, it answered "
+                     f"{json.dumps(result.get('protocolVersion'))}", again, {**echo, "focus": "protocolVersion"})
+
+
+@rule("capabilities-objects", "000", "each capability the server declares is an object, never true", HANDSHAKE,
+      'Server replies with its protocolVersion, its capabilities, and serverInfo. In the lab that\'s {"tools": '
+      '{"listChanged": true}, "resources": {}, "prompts": {}}.')
+def capabilities_objects(run: Run):
+    asks = [("initialize", HELLO)] if run.card.eras["handshake"] or run.era == "handshake" else []
+    asks += [("server/discover", None)] if run.card.eras["stateless"] else []
+    for method, params in asks:
+        wire = run.start()
+        sent = wire.request(method, params if method == "initialize" else {"_meta": META})
+        reply = wire.reply(sent)
+        if result_of(reply) is None:
+            raise Broken(f"{method} was answered {said(reply) if reply else wire.silence()}", sent, reply)
+        capabilities = result_of(reply).get("capabilities")
+        if not isinstance(capabilities, dict):
+            raise Broken(f"the {method} result's capabilities are {json.dumps(capabilities)}, not an object",
+                         sent, {**reply, "focus": '"capabilities"'})
+        for name, value in capabilities.items():
+            if not isinstance(value, dict):
+                raise Broken(f"the {method} result declares {json.dumps(name)}: {json.dumps(value)}, not an object "
+                             f'(as {json.dumps(name)}: {{}})', sent, {**reply, "focus": '"capabilities"'})
+
+
+@rule("flat-methods", "000", "a declared primitive is served by its flat methods, an undeclared one is not",
+      LATTICE, "_dispatch is a flat method-name switch to six handlers: tools/list, tools/call, resources/list, "
+      "resources/read, prompts/list, prompts/get. ... Until both sides have exchanged capability objects, neither "
+      "knows which methods are legal.")
+def flat_methods(run: Run):
+    wire = run.open()
+    declared = run.capabilities(wire)
+    for kind in ("tools", "resources", "prompts"):
+        sent, reply = run.call(wire, f"{kind}/list")
+        result = result_of(reply)
+        if kind in declared and not (result and isinstance(result.get(kind), list)):
+            raise Broken(f"{kind} is declared, but {kind}/list was answered {said(reply)}"
+                         + ("" if result is None else f" without a list under {json.dumps(kind)}"), sent, reply)
+        if kind not in declared and result is not None:
+            raise Broken(f"{kind}/list is served, but the capabilities declare no {kind}: a client never asks for "
+                         "what is not declared", sent, reply)
+
+
+# ---- course 000: the _call_tool error lattice, in its order ----
+
+TOOLS_SPEC = 'spec 2025-06-18, server/tools, "Error Handling"'
+
+
+@rule("unknown-tool", "000", "an unknown tool is answered -32601", LATTICE,
+      "unknown tool name → -32601 (method-not-found; the tool is not a method the server offers).",
+      differs={"course": "-32601", "spec": "-32602",
+               "passage": TOOLS_SPEC + ": an unknown tool is a protocol error, -32602 in its example"})
+def unknown_tool(run: Run):
+    wire = run.open()
+    sent, reply = run.call(wire, "tools/call", {"name": NO_SUCH_TOOL, "arguments": {}})
+    problems = {"course": None, "spec": None}
+    for standard, code in (("course", UNKNOWN_TOOL), ("spec", INVALID_PARAMS)):
+        if code_of(reply) != code:
+            problems[standard] = Broken(f"the unknown tool was answered {said(reply)}, not {code}", sent, reply)
+    return problems
+
+
+@rule("tool-not-allowed", "000", "a tool the session may not call is refused -32600, before it runs", LATTICE,
+      "name exists but is not in the per-client allow-list → -32600 (invalid request; you asked for something "
+      "you're not permitted to). This is the permission boundary, and it is checked before execution.",
+      differs={"course": "-32600", "spec": "an error (the spec names no code)",
+               "passage": "spec 2025-06-18, server/tools: an allow-list is not specified"})
+def tool_not_allowed(run: Run):
+    name, arguments = run.flag("not_allowed")
+    wire = run.open()
+    sent, reply = run.call(wire, "tools/call", {"name": name, "arguments": arguments})
+    problems = {"course": None, "spec": None}
+    if code_of(reply) != TOOL_NOT_ALLOWED:
+        problems["course"] = Broken(f"{name} was answered {said(reply)}, not -32600", sent, reply)
+    if error_of(reply) is None:
+        problems["spec"] = Broken(f"{name} was answered {said(reply)}, not an error: it ran", sent, reply)
+    return problems
+
+
+@rule("missing-argument", "000", "a call without a required argument is answered -32602", LATTICE,
+      "required argument missing → -32602 (invalid params).",
+      differs={"course": "-32602", "spec": "-32602 up to 2025-06-18; from 2025-11-25 an isError result too",
+               "passage": TOOLS_SPEC + ": invalid arguments are -32602; spec 2025-11-25 (SEP-1303): input "
+                          "validation errors SHOULD be tool execution errors (isError)"})
+def missing_argument(run: Run):
+    wire = run.open()
+    tool, _ = tool_with_required(run, wire)
+    sent, reply = run.call(wire, "tools/call", {"name": tool["name"], "arguments": {}})
+    required = ", ".join(map(str, tool["inputSchema"]["required"]))
+    problems = {"course": None, "spec": None}
+    if code_of(reply) != INVALID_PARAMS:
+        problems["course"] = Broken(f"{tool['name']} without {required} was answered {said(reply)}, not -32602",
+                                    sent, reply)
+    newer = run.version(wire) > "2025-06-18"
+    if code_of(reply) != INVALID_PARAMS and not (newer and (result_of(reply) or {}).get("isError") is True):
+        expected = "-32602 or an isError result" if newer else "-32602 (in 2025-06-18)"
+        problems["spec"] = Broken(f"{tool['name']} without {required} was answered {said(reply)}, not {expected}",
+                                  sent, reply)
+    return problems
+
+
+@rule("tool-error-is-result", "000", "a tool that raises gives a result with isError true, not an error", LATTICE,
+      'the tool function itself raises → not an error response. It returns {"content": [{"type": "text", "text": '
+      '"ERROR: ..."}], "isError": true}.')
+def tool_error_is_result(run: Run):
+    name, arguments = run.flag("raises")
+    wire = run.open()
+    sent, reply = run.call(wire, "tools/call", {"name": name, "arguments": arguments})
+    result = result_of(reply)
+    if result is None or result.get("isError") is not True:
+        raise Broken(f"{name}, which raises, was answered {said(reply)}, not a result with isError true: the "
+                     "model can no longer read what went wrong", sent, reply)
+    content = result.get("content")
+    if not (isinstance(content, list) and any(isinstance(block, dict) and block.get("type") == "text"
+                                              and isinstance(block.get("text"), str) for block in content)):
+        raise Broken("the isError result holds no text block saying what went wrong", sent, reply)
+
+
+# ---- course 000: the outbox ----
+
+def list_change(run: Run, kind: str, flag_name: str):
+    """Call the tool that changes the <kind> list: list_changed crosses, bare, before the next response; the list changed."""
+    name, arguments = run.flag(flag_name)
+    wire = run.open()
+    lists = ("resources", "resourceTemplates") if kind == "resources" else (kind,)
+
+    def listing() -> tuple:
+        """What the lists hold now, comparable."""
+        shown, items = [], []
+        for key, method in zip(lists, (f"{kind}/list", "resources/templates/list")):
+            sent, reply = run.call(wire, method)
+            if key == kind or result_of(reply):
+                shown.append(reply)
+                items.append(json.dumps((result_of(reply) or {}).get(key), sort_keys=True))
+        return shown, items
+
+    _, before = listing()
+    mark = wire.mark()
+    sent, reply = run.call(wire, "tools/call", {"name": name, "arguments": arguments})
+    if result_of(reply) is None or result_of(reply).get("isError") is True:
+        raise Broken(f"the call meant to change the {kind} list was answered {said(reply)}", sent, reply)
+    after = run.then(wire, 1)  # the next request: the outbox is drained before its response at the latest
+    method = f"notifications/{kind}/list_changed"
+    told = [e for e in wire.notifications(mark) if e["message"]["method"] == method and e["at"] < after[1]["at"]]
+    if not told:
+        raise Broken(f"no {method} before the response to the next request", sent, reply, *after)
+    message = told[0]["message"]
+    if "id" in message:
+        raise Broken(f"{method} was sent with an id: a request now, so its receiver would answer it, and its "
+                     "sender wait for the answer", sent, told[0])
+    params = message.get("params")
+    if params not in (None, {}) and not (isinstance(params, dict) and set(params) <= {"_meta"}):
+        raise Broken(f"{method} carries a payload: it is a bare invalidation, and the client lists again", told[0])
+    shown, now = listing()
+    if now == before:
+        raise Broken(f"{kind}/list lists after the change what it listed before", sent, reply, *shown)
+
+
+@rule("tools-list-changed", "000", "a change to the tools sends a bare notifications/tools/list_changed, before the "
+      "next response", LIST_CHANGED, 'the server appends notification("notifications/tools/list_changed") to an '
+      "_outbox. The client, on _pump_notifications, drains that outbox, sees the notification, and re-issues "
+      "tools/list ... The notification carries no payload — it is a cache-invalidation signal, not a diff.",
+      eras=("handshake",))
+def tools_list_changed(run: Run):
+    list_change(run, "tools", "change_tools")
+
+
+@rule("survives-bad-input", "000", "after bad input of every kind, the session still works", CODES,
+      "intended errors carry precise codes, unintended ones degrade to internal-error ... a handler bug must not "
+      "take down the session.")
+def survives_bad_input(run: Run):
+    wire = run.open()
+    _, before = run.listed(wire, "tools")
+    shown = [wire.send_line(NOT_JSON)]
+    wire.last_id += 1
+    shown.append(wire.send({"jsonrpc": "1.0", "id": wire.last_id, "method": run.sentinel}))
+    calls = [(NO_SUCH_METHOD, None), ("tools/call", {"name": NO_SUCH_TOOL, "arguments": {}})]
+    try:
+        tool, _ = tool_with_required(run, wire)
+        calls.append(("tools/call", {"name": tool["name"], "arguments": {}}))
+    except NotApplicable:
+        pass
+    if run.card.flags.get("raises"):
+        name, arguments = run.card.flags["raises"]
+        calls.append(("tools/call", {"name": name, "arguments": arguments}))
+    try:
+        for method, params in calls:
+            shown.extend(run.call(wire, method, params))
+        shown.extend(run.call(wire, run.sentinel))
+        reply, after = run.listed(wire, "tools")
+    except Broken as exc:
+        raise Broken(f"after bad input, {exc.text}", *[e for e in shown if e["dir"] == "→"][:2], *exc.shown)
+    if [tool.get("name") for tool in after] != [tool.get("name") for tool in before]:
+        raise Broken("after bad input, tools/list lists other tools", reply)
+
+
+# ---- course 002: resources by URI, prompts and their variables, list changes ----
+
+@rule("resources-by-uri", "002", "a listed resource is read by its URI; an unknown URI is an error", PRIMITIVES,
+      "Resources are addressable, readable data, identified by URIs (file:///docs/policy.pdf, postgres://reports/q3), "
+      "fetched via resources/read")
+def resources_by_uri(run: Run):
+    wire = run.open()
+    if "resources" not in run.capabilities(wire):
+        raise NotApplicable("the server declares no resources")
+    listing, resources = run.listed(wire, "resources")
+    if not resources:
+        raise NotApplicable("resources/list lists no resource")
+    uri = resources[0].get("uri")
+    if not isinstance(uri, str) or not isinstance(resources[0].get("name"), str):
+        raise Broken("a listed resource lacks its uri or its name (strings)", listing)
+    sent, reply, result = run.result(wire, "resources/read", {"uri": uri})
+    contents = result.get("contents")
+    first = contents[0] if isinstance(contents, list) and contents and isinstance(contents[0], dict) else {}
+    if first.get("uri") != uri or not isinstance(first.get("text", first.get("blob")), str):
+        raise Broken(f"reading {uri} gave no contents with its uri and a text or a blob", sent, reply)
+    sent, reply = run.call(wire, "resources/read", {"uri": "report-card://no/such/resource"})
+    if error_of(reply) is None:
+        raise Broken(f"an unknown URI was answered {said(reply)}, not an error", sent, reply)
+
+
+@rule("prompt-variables", "002", "prompts/get without a required variable is -32602; with it, messages",
+      PRIMITIVES + "; " + CODES,
+      "Prompts are reusable, parameterized prompt templates the server exposes, fetched via prompts/get ... "
+      "-32602 invalid params — ... the lab raises it ... for a missing prompt-template variable.")
+def prompt_variables(run: Run):
+    wire = run.open()
+    declared = run.capabilities(wire)
+    if "prompts" not in declared:
+        raise NotApplicable("the server declares no prompts")
+    _, prompts = run.listed(wire, "prompts")
+    for prompt in prompts:
+        variables = prompt.get("arguments") if isinstance(prompt.get("arguments"), list) else []
+        required = [v["name"] for v in variables if isinstance(v, dict) and v.get("required") is True
+                    and isinstance(v.get("name"), str)]
+        if required and isinstance(prompt.get("name"), str):
+            break
+    else:
+        raise NotApplicable("no listed prompt has a required variable")
+    sent, reply = run.call(wire, "prompts/get", {"name": prompt["name"], "arguments": {}})
+    if code_of(reply) != INVALID_PARAMS:
+        raise Broken(f"{prompt['name']} without {', '.join(required)} was answered {said(reply)}, not -32602",
+                     sent, reply)
+    filled = {name: value_for(run, wire, declared, prompt["name"], name) for name in required}
+    sent, reply, result = run.result(wire, "prompts/get", {"name": prompt["name"], "arguments": filled})
+    messages = result.get("messages")
+    if not (isinstance(messages, list) and messages and all(isinstance(m, dict) and "role" in m and "content" in m
+                                                            for m in messages)):
+        raise Broken(f"{prompt['name']} filled in gave no messages, each with a role and a content", sent, reply)
+
+
+def value_for(run: Run, wire: Wire, declared: dict, prompt: str, variable: str) -> str:
+    """A value for a prompt's variable: the server's first completion where it offers completions, else a word."""
+    if "completions" in declared:
+        sent = run.send(wire, "completion/complete", {"ref": {"type": "ref/prompt", "name": prompt},
+                                                     "argument": {"name": variable, "value": ""}})
+        completion = (result_of(wire.reply(sent)) or {}).get("completion")
+        values = completion.get("values") if isinstance(completion, dict) else None
+        if isinstance(values, list) and values and isinstance(values[0], str):
+            return values[0]
+    return "report-card"
+
+
+@rule("resources-list-changed", "002", "a change to the resources sends a bare notifications/resources/list_changed",
+      LIST_CHANGES, "notifications/tools/list_changed, notifications/resources/list_changed, and "
+      "notifications/prompts/list_changed, that the server emits once when its catalog changes. The client is then "
+      "expected to re-issue the corresponding list request to refresh its view.", eras=("handshake",))
+def resources_list_changed(run: Run):
+    list_change(run, "resources", "change_resources")
+
+
+@rule("prompts-list-changed", "002", "a change to the prompts sends a bare notifications/prompts/list_changed",
+      LIST_CHANGES, "notifications/tools/list_changed, notifications/resources/list_changed, and "
+      "notifications/prompts/list_changed, that the server emits once when its catalog changes. The client is then "
+      "expected to re-issue the corresponding list request to refresh its view.", eras=("handshake",))
+def prompts_list_changed(run: Run):
+    list_change(run, "prompts", "change_prompts")
+
+
+# ---- course 004: the 2026-07-28 revision ----
+
+def stateless_results(run: Run, wire: Wire) -> list:
+    """(sent, reply, result) of discover, every declared list, and the raising tool's call if a flag names it."""
+    answers = [run.result(wire, "server/discover")]
+    declared = answers[0][2].get("capabilities") if isinstance(answers[0][2].get("capabilities"), dict) else {}
+    answers += [run.result(wire, f"{kind}/list") for kind in ("tools", "resources", "prompts") if kind in declared]
+    if run.card.flags.get("raises"):
+        name, arguments = run.card.flags["raises"]
+        answers.append(run.result(wire, "tools/call", {"name": name, "arguments": arguments}))
+    return answers
+
+
+@rule("server-discover", "004", "server/discover answers the versions served and the capabilities",
+      "course 004, section 3", "A client can call server/discover first to learn the server's supported versions and "
+      "capabilities, but it does not have to.", eras=("stateless",))
+def server_discover(run: Run):
+    sent, reply, result = run.result(run.start(), "server/discover")
+    versions = result.get("supportedVersions")
+    if not (isinstance(versions, list) and STATELESS_VERSION in versions and all(isinstance(v, str) for v in versions)):
+        raise Broken(f"its supportedVersions are {json.dumps(versions)}, not a list of versions with "
+                     f"{STATELESS_VERSION}", sent, {**reply, "focus": "supportedVersions"})
+    if not isinstance(result.get("capabilities"), dict):
+        raise Broken("its capabilities are not an object", sent, {**reply, "focus": "capabilities"})
+
+
+@rule("meta", "004", "a request carrying _meta is served without a handshake; each result's _meta names the server",
+      "course 004, section 3 and its transcript", "Every request carries its protocol version and the client's "
+      "capabilities in params._meta, and a server must not rely on anything an earlier request said.",
+      eras=("stateless",))
+def meta(run: Run):
+    wire = run.start()
+    sent, reply = run.call(wire, "tools/list")  # the first request of this process: no handshake before it
+    if result_of(reply) is None:
+        raise Broken(f"tools/list, its version in _meta and no handshake before it, was answered {said(reply)}",
+                     sent, reply)
+    for sent, reply, result in [(sent, reply, result_of(reply))] + stateless_results(run, wire)[:1]:
+        info = result.get("_meta", {}).get(SERVER_INFO_KEY) if isinstance(result.get("_meta"), dict) else None
+        if not (isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str)):
+            raise Broken(f"the {sent['message']['method']} result's _meta holds no {SERVER_INFO_KEY} "
+                         "{name, version}", sent, {**reply, "focus": "_meta"})
+
+
+@rule("result-type", "004", 'every result says its resultType: "complete" or "input_required"', "course 004, section 6",
+      "2026-07-28 removed the handshake and sessions, added server/discover, a resultType on every result, and cache "
+      "hints (ttlMs, cacheScope) on list results.", eras=("stateless",))
+def result_type(run: Run):
+    for sent, reply, result in stateless_results(run, run.start()):
+        if result.get("resultType") not in ("complete", "input_required"):
+            raise Broken(f"the {sent['message']['method']} result's resultType is "
+                         f"{json.dumps(result.get('resultType'))}", sent, {**reply, "focus": "resultType"})
+
+
+@rule("cache-hints", "004", "each list result carries ttlMs and cacheScope", "course 004, section 6",
+      "2026-07-28 removed the handshake and sessions, added server/discover, a resultType on every result, and cache "
+      "hints (ttlMs, cacheScope) on list results.", eras=("stateless",))
+def cache_hints(run: Run):
+    for sent, reply, result in stateless_results(run, run.start())[1:]:
+        if "/list" not in sent["message"]["method"]:
+            continue
+        ttl, scope = result.get("ttlMs"), result.get("cacheScope")
+        if not (isinstance(ttl, int) and not isinstance(ttl, bool) and ttl >= 0 and scope in ("public", "private")):
+            raise Broken(f"the {sent['message']['method']} result's ttlMs is {json.dumps(ttl)} and its cacheScope "
+                         f"{json.dumps(scope)}: milliseconds, and \"public\" or \"private\"", sent,
+                         {**reply, "focus": "ttlMs" if "ttlMs" in reply["line"] else '"result"'})
+
+
+@rule("unsupported-version", "004", "a version not served is answered -32022, with the versions served",
+      "course 004, section 4", "a version error (-32022) that lists the versions the server does support",
+      eras=("stateless",))
+def unsupported_version(run: Run):
+    wire = run.start()
+    listed = (result_of(wire.reply(run.send(wire, "server/discover"))) or {}).get("supportedVersions")
+    listed = listed if isinstance(listed, list) else []
+    old = next(v for v in ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "1999-01-01") if v not in listed)
+    sent, reply = run.call(wire, "tools/list", {"_meta": {**META, PROTOCOL_VERSION_KEY: old}})
+    data = (error_of(reply) or {}).get("data")
+    served = data.get("supported") if isinstance(data, dict) else None
+    if code_of(reply) != -32022:
+        raise Broken(f"tools/list in version {old} was answered {said(reply)}, not -32022", sent, reply)
+    if not (isinstance(served, list) and STATELESS_VERSION in served and old not in served):
+        raise Broken(f"its data.supported is {json.dumps(served)}: the versions served, {STATELESS_VERSION} among "
+                     "them", sent, reply)
+
+
+# ---- stdio ----
+
+@rule("stdout-only-json", "stdio", "nothing but JSON-RPC messages on the server's stdout, in any rule's session",
+      'spec 2025-06-18, Transports, "stdio"', "The server MUST NOT write anything to its stdout that is not a valid "
+      "MCP message.", last=True)
+def stdout_only_json(run: Run):
+    wire = run.open()
+    run.listed(wire, "tools")
+    run.then(wire, 1)
+    junk = [e for e in run.card.tape if e.get("dir") == "←" and not (e["json"] and isinstance(e["message"], dict))]
+    if junk:
+        where = sorted({e["rule"] for e in junk}, key=[r["id"] for r in RULES].index)
+        raise Broken(f"{len(junk)} {'line' if len(junk) == 1 else 'lines'} on stdout that "
+                     f"{'is' if len(junk) == 1 else 'are'} not a JSON-RPC message, in the sessions of "
+                     f"{', '.join(where)}", *junk[:3])
+
+
+@rule("exit-on-eof", "stdio", "the server exits when its stdin ends", "course 004, section 4",
+      "server.stdin.close()  # closing stdin ends a stdio server")
+def exit_on_eof(run: Run):
+    wire = run.open()
+    run.then(wire, 1)
+    wire.close_stdin()
+    if wire.wait_exit(run.card.timeout) is None:
+        raise Broken(f"still running {run.card.timeout:g} s after its stdin closed", note("stdin closed"))
+
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 4. The card ----
+# The eras first (a fresh process asks initialize, another server/discover), then each rule on its own.
+# ---------------------------------------------------------------------------------------------------
+
+class Card:
+    """One server's card: its command, the flags, the eras it serves, every line that crossed, and the rows."""
+
+    def __init__(self, command: list, flags: dict | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 standard: str = "course", session=None, trace=None):
+        self.command, self.flags, self.timeout, self.standard = command, flags or {}, timeout, standard
+        self.session = session  # a board.Session drawing every line, or None
+        self.trace = trace  # a file to print each line to as it crosses, or None
+        self.tape = []  # every line that crossed and every session begun, in order: the board's records, one for one
+        self.rule_id = "eras"
+        self.eras = {"handshake": None, "stateless": None}
+
+    def begin(self, title: str):
+        """A new server process: a new session on the board."""
+        self.tape.append({"dir": "session", "line": title, "json": False, "message": None, "rule": self.rule_id})
+        if self.session:
+            self.session.begin(title)
+        if self.trace:
+            print(f"# {title}", file=self.trace, flush=True)
+
+    def record(self, entry: dict) -> dict:
+        """Keep one line that crossed (a Wire's entry): its place on the tape, and the rule whose session it is in."""
+        entry |= {"at": len(self.tape), "rule": self.rule_id}
+        self.tape.append(entry)
+        if self.session:
+            self.session.record(entry["dir"], entry["line"].encode("utf-8", "surrogatepass"))
+        if self.trace:
+            print(f"{entry['dir']} {entry['line']}", file=self.trace, flush=True)
+        return entry
+
+    def find_eras(self):
+        """Which eras the server serves: initialize answered (the handshake), server/discover or _meta (2026-07-28)."""
+        probe = {"id": "eras", "claim": "the eras the server serves"}
+        run = Run(self, probe, "handshake")
+        try:
+            wire = run.start()
+            sent = wire.request("initialize", HELLO)
+            reply = wire.reply(sent)
+            result = result_of(reply)
+            if result and isinstance(result.get("protocolVersion"), str):
+                self.eras["handshake"] = {"version": result["protocolVersion"], "at": [sent["at"], reply["at"]]}
+            else:
+                self.eras["no_handshake"] = f"initialize was answered {said(reply) if reply else wire.silence()}"
+            wire = run.start()
+            asked = wire.request("server/discover", {"_meta": META})
+            found = result_of(wire.reply(asked)) or {}
+            listed = wire.request("tools/list", {"_meta": META})
+            versions = found.get("supportedVersions")
+            if (isinstance(versions, list) and STATELESS_VERSION in versions) or "resultType" in (
+                    result_of(wire.reply(listed)) or {}):
+                self.eras["stateless"] = {"versions": versions if isinstance(versions, list) else None}
+            else:
+                answer = wire.by_id.get(id_key(asked["message"]["id"]), [None])[0]
+                self.eras["no_stateless"] = f"server/discover was answered {said(answer) if answer else wire.silence()}"
+        finally:
+            run.close()
+
+    def era_for(self, rule: dict) -> str:
+        """The era a rule runs in: the handshake where served (course 000's era), else 2026-07-28; or NotApplicable."""
+        served = [era for era in ("handshake", "stateless") if self.eras[era]]
+        for era in served:
+            if era in rule["eras"]:
+                return era
+        if not served and "handshake" in rule["eras"]:
+            return "handshake"  # neither answered: course 000's era, where every rule will say what went wrong
+        if rule["eras"] == ("stateless",):
+            raise NotApplicable(f"the server serves no 2026-07-28: {self.eras.get('no_stateless')}")
+        if self.eras["stateless"]:
+            raise NotApplicable("a 2026-07-28 server tells list changes only on a subscriptions/listen stream"
+                                if rule["check"] in (tools_list_changed, resources_list_changed, prompts_list_changed)
+                                else f"the server serves no handshake: {self.eras.get('no_handshake')}")
+        raise NotApplicable(f"the server serves no handshake: {self.eras.get('no_handshake')}")
+
+    def judge(self, rule: dict) -> dict:
+        """Run one rule on its own processes; its row."""
+        self.rule_id = rule["id"]
+        row = {key: rule[key] for key in ("id", "level", "claim", "passage", "quote")}
+        row |= {"verdict": "pass", "text": "", "exchange": [], "at": [], "judged_by": self.standard,
+                "differs": None, "session_at": len(self.tape)}
+        run = None
+        try:
+            era = self.era_for(rule)
+            run = Run(self, rule, era)
+            problems = rule["check"](run)
+        except NotApplicable as exc:
+            return row | {"verdict": "n/a", "text": f"not applicable: {exc}"}
+        except Broken as exc:
+            problems = {"course": exc, "spec": exc}
+        except Exception as exc:  # the card's own mistake: said as such, so that the server is not charged with it
+            problems = {"course": Broken(f"the report card failed to judge this rule ({exc!r}): please report it")}
+            problems["spec"] = problems["course"]
+        finally:
+            if run:
+                run.close()
+        problems = problems or {"course": None, "spec": None}
+        chosen = problems[self.standard]
+        if rule["differs"]:
+            row["differs"] = {**rule["differs"], "verdicts": {standard: "fail" if problems[standard] else "pass"
+                                                              for standard in ("course", "spec")},
+                              "texts": {standard: problems[standard].text if problems[standard] else ""
+                                        for standard in ("course", "spec")}}
+        if chosen:
+            row |= {"verdict": "fail", "text": chosen.text, "exchange": [shown(item) for item in chosen.shown],
+                    "at": [item["at"] for item in chosen.shown if isinstance(item, dict) and "at" in item]}
+        return row
+
+    def run(self, levels=("000", "002", "004"), only=None) -> dict:
+        """Find the eras, judge every rule of the levels (stdio's always; only: these rule ids), and report."""
+        self.find_eras()
+        chosen = [r for r in RULES if (r["level"] in levels or r["level"] == "stdio") and (not only or r["id"] in only)]
+        rows = {r["id"]: self.judge(r) for r in sorted(chosen, key=lambda r: r["last"])}  # the stdout rule last
+        self.rows = [rows[r["id"]] for r in chosen]
+        return self.report(levels)
+
+    def report(self, levels) -> dict:
+        """The card as JSON: the server, the eras, each rule's row, a summary a level, and whether all holds."""
+        summary = {}
+        for row in self.rows:
+            counts = summary.setdefault(row["level"], {"hold": 0, "rules": 0, "not_applicable": 0})
+            counts["not_applicable" if row["verdict"] == "n/a" else "rules"] += 1
+            counts["hold"] += row["verdict"] == "pass"
+        eras = {"handshake": self.eras["handshake"] and {"version": self.eras["handshake"]["version"]},
+                "stateless": self.eras["stateless"] and {"versions": self.eras["stateless"]["versions"]}}
+        return {"command": self.command, "standard": self.standard, "levels": list(levels),
+                "eras": eras, "eras_text": eras_text(self.eras), "flags": flags_text(self.flags),
+                "rules": [{key: value for key, value in row.items() if key not in ("at", "session_at")}
+                          for row in self.rows],
+                "summary": summary, "holds": all(row["verdict"] != "fail" for row in self.rows)}
+
+
+def shown(item) -> dict:
+    """One line of an exchange as the card keeps it: its direction and text ("" and a note for what did not cross)."""
+    if isinstance(item, str):
+        return {"dir": "", "line": item}
+    return {"dir": item["dir"], "line": item["line"], **({"focus": item["focus"]} if "focus" in item else {})}
+
+
+def eras_text(eras: dict) -> str:
+    """The eras the server serves, in words."""
+    words = []
+    if eras["handshake"]:
+        words.append(f"the handshake (initialize agreed {eras['handshake']['version']})")
+    else:
+        words.append(f"no handshake ({eras.get('no_handshake')})")
+    if eras["stateless"]:
+        versions = eras["stateless"]["versions"]
+        words.append("2026-07-28" + (f" (server/discover lists {', '.join(map(str, versions))})" if versions else ""))
+    else:
+        words.append(f"no 2026-07-28 ({eras.get('no_stateless')})")
+    return "; ".join(words)
+
+
+def flags_text(flags: dict) -> list:
+    """The flags given, as a command line would carry them."""
+    return [f"{FLAGS[name][0]} {call_text(value)}" for name, value in flags.items() if value is not None]
+
+
+def call_text(value: tuple) -> str:
+    """A tool and its arguments as one flag's value."""
+    name, arguments = value
+    return shlex.quote(name + (f" {json.dumps(arguments)}" if arguments else ""))
+
+
+MARKS = {"pass": "✓", "fail": "✗", "n/a": "–"}
+
+
+def summary_lines(card: dict) -> list:
+    """One line a level: course 000: 17/18 rules hold."""
+    lines = []
+    for level, counts in card["summary"].items():
+        line = f"{LEVELS[level]}: {counts['hold']}/{counts['rules']} rules hold"
+        lines.append(line + (f" ({counts['not_applicable']} not applicable)" if counts["not_applicable"] else ""))
+    return lines
+
+
+def text(card: dict) -> str:
+    """The card as a student reads it: a row a rule, its passage, and on ✗ what happened and the lines that show it."""
+    standard = "the course" if card["standard"] == "course" else "the spec"
+    lines = [f"report card: {shlex.join(card['command'])}",
+             f"the server serves {card['eras_text']}",
+             f"judged by {standard}; where the lab and the spec differ, both verdicts are shown"
+             + (" (--spec judges by the spec)" if card["standard"] == "course" else "")]
+    if card["flags"]:
+        lines.append(f"flags: {' '.join(card['flags'])}")
+    level = None
+    for row in card["rules"]:
+        if row["level"] != level:
+            level = row["level"]
+            lines += ["", LEVELS[level]]
+        lines.append(f"  {MARKS[row['verdict']]} {row['id']}: {row['claim']}")
+        lines.append(f"      {row['passage']}")
+        if row["verdict"] == "fail":
+            lines.append(f"      {row['quote']}")
+        if row["text"]:
+            lines.append(f"      {row['text']}")
+        for item in row["exchange"]:
+            lines.append(f"      {item['dir']} {trim(item['line'], item.get('focus'))}" if item["dir"]
+                         else f"      {item['line']}")
+        if row["differs"] and row["verdict"] != "n/a":
+            other = "spec" if card["standard"] == "course" else "course"
+            verdict = row["differs"]["verdicts"][other]
+            lines.append(f"      the {other} expects {row['differs'][other]}: {MARKS[verdict]}"
+                         + (f", {row['differs']['texts'][other]}" if verdict == "fail" and row["verdict"] == "pass"
+                            else ""))
+    return "\n".join(lines + [""] + summary_lines(card)) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 5. The board ----
+# With --board, every rule's processes are sessions on the wire board's page (board.py), drawn as they run;
+# when the card is done, it appears beside the diagram, each row linked to the messages that decided it.
+# ---------------------------------------------------------------------------------------------------
+
+def board_view(card: dict, judged: Card, session) -> dict:
+    """The card as the page draws it: each row with the numbers of the messages that decided it."""
+    session.catch_up()
+    with session.lock:
+        events = [e["n"] for e in session.board.events if e["kind"] not in ("timeout", "end")]
+    rows = []
+    for row, kept in zip(card["rules"], judged.rows):
+        numbers = [events[at] for at in kept["at"] if at < len(events)]
+        opened = events[kept["session_at"]] if kept["session_at"] < len(events) else None
+        rows.append({key: row[key] for key in ("id", "level", "claim", "passage", "verdict", "text")}
+                    | {"mark": MARKS[row["verdict"]], "events": numbers, "session": opened,
+                       "differs": row["differs"] and {
+                           other: f"{row['differs'][other]}: {MARKS[row['differs']['verdicts'][other]]}"
+                           for other in ("course", "spec")}})
+    return {"rules": rows, "summary": summary_lines(card), "eras": card["eras_text"], "holds": card["holds"]}
+
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 6. The command line ----
+# ---------------------------------------------------------------------------------------------------
+
+USAGE = """usage: python report_card.py [--spec] [--level 000|002|004] [--only ID,...] [--json] [--board [--port N]]
+                             [--timeout S] [--trace] [--not-allowed TOOL] [--raises 'TOOL {arguments}']
+                             [--change-tools 'TOOL {arguments}'] [--change-resources 'TOOL {arguments}']
+                             [--change-prompts 'TOOL {arguments}'] [--] <server command> [args...]
+       python report_card.py --rules        # every rule: its id, level, claim and passage"""
+VALUED = {"--level": "004", "--only": "", "--port": "0", "--timeout": str(DEFAULT_TIMEOUT)} | {
+    FLAGS[name][0]: None for name in FLAGS}
+SWITCHES = {"--spec", "--json", "--board", "--trace", "--rules"}
+
+
+def parse_call(text: str) -> tuple:
+    """'TOOL {"x": 1}' (or TOOL alone) as (the tool's name, its arguments)."""
+    name, _, rest = text.strip().partition(" ")
+    arguments = json.loads(rest) if rest.strip() else {}
+    if not name or not isinstance(arguments, dict):
+        raise ValueError(f"{text!r} is not TOOL or 'TOOL {{arguments as a JSON object}}'")
+    return name, arguments
+
+
+def options(argv: list) -> tuple:
+    """(the flags given, the server's command); a mistake raises ValueError."""
+    given, switches, words = dict(VALUED), set(), list(argv)
+    while words and (words[0] in VALUED or words[0] in SWITCHES):
+        word = words.pop(0)
+        if word in SWITCHES:
+            switches.add(word)
+        elif words:
+            given[word] = words.pop(0)
+        else:
+            raise ValueError(f"{word} needs a value")
+    command = words[1:] if words[:1] == ["--"] else words
+    if given["--level"] not in ("000", "002", "004"):
+        raise ValueError(f"--level is 000, 002 or 004, not {given['--level']!r}")
+    unknown = set(filter(None, given["--only"].split(","))) - {r["id"] for r in RULES}
+    if unknown:
+        raise ValueError(f"no rule {', '.join(sorted(unknown))}; python report_card.py --rules lists them")
+    if (not command or command[0].startswith("--")) and "--rules" not in switches:
+        raise ValueError("no server command")
+    float(given["--timeout"]), int(given["--port"])  # a ValueError says which
+    return given, switches, command
+
+
+def main(argv: list | None = None) -> int:
+    """The command line (see the module's docstring): 0 when every rule of the level holds, 1 if not, 2 for a mistake."""
+    try:
+        given, switches, command = options(sys.argv[1:] if argv is None else argv)
+        flags = {name: parse_call(given[FLAGS[name][0]]) if given[FLAGS[name][0]] else None for name in FLAGS}
+        flags["not_allowed"] = flags["not_allowed"] and (flags["not_allowed"][0], {})
+    except ValueError as exc:
+        print(f"report_card: {exc}\n{USAGE}", file=sys.stderr)
+        return 2
+    if "--rules" in switches:
+        for r in RULES:
+            print(f"{r['id']:26} {LEVELS[r['level']]:10} {r['claim']}\n{'':37} {r['passage']}")
+        return 0
+    levels = ("000", "002", "004")[:("000", "002", "004").index(given["--level"]) + 1]
+    session, httpd = None, None
+    if "--board" in switches:
+        session = board.Session(float(given["--timeout"]), {"command": "report card: " + shlex.join(command),
+                                                            "fault": None, "fault_text": None})
+        httpd = board.serve(session, int(given["--port"]))
+        print(f"report_card: the board is at {board.url_of(httpd)}", file=sys.stderr, flush=True)
+    judged = Card(command, flags, float(given["--timeout"]), "spec" if "--spec" in switches else "course", session,
+                  sys.stderr if "--trace" in switches else None)
+    try:
+        card = judged.run(levels, set(filter(None, given["--only"].split(","))))
+    except KeyboardInterrupt:
+        return 130
+    sys.stdout.write(json.dumps(card, indent=2, ensure_ascii=False) + "\n" if "--json" in switches else text(card))
+    sys.stdout.flush()
+    if session:
+        session.card = board_view(card, judged, session)
+        session.end()
+        print(f"report_card: the card is on the board; the page stays at {board.url_of(httpd)} until you press "
+              "Enter", file=sys.stderr, flush=True)
+        try:
+            sys.stdin.readline()
+        except KeyboardInterrupt:
+            pass
+        board.let_viewers_finish(session)
+        httpd.server_close()
+    return 0 if card["holds"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
