@@ -361,8 +361,8 @@ class Run:
         sent = self.send(wire, method, params, id)
         reply = wire.reply(sent)
         if reply is None:
-            strays = wire.unmatched(mark)
-            if strays:  # the likeliest reason: the id came back changed
+            strays = [e for e in wire.unmatched(mark) if e["message"]["id"] is not None]
+            if strays and not wire.ended:  # the likeliest reason: the id came back changed
                 raise Broken(f"no response to {method} with id {id_key(sent['message']['id'])}; a response came "
                              f"with id {id_key(strays[0]['message']['id'])} instead: a response echoes its "
                              "request's id exactly", sent, strays[0])
@@ -384,6 +384,17 @@ class Run:
         shown = []
         for _ in range(count):
             shown.extend(self.call(wire, self.sentinel))
+        return shown
+
+    def bound(self, wire: Wire) -> list:
+        """then(), where no response is no failure: the entries that crossed (and why the rest did not)."""
+        shown = []
+        for _ in range(2):
+            sent = self.send(wire, self.sentinel)
+            reply = wire.reply(sent)
+            shown += [sent, reply or note(wire.silence())]
+            if reply is None:
+                break
         return shown
 
     def capabilities(self, wire: Wire) -> dict:
@@ -497,7 +508,7 @@ def null_id_is_a_request(run: Run):
     run.then(wire, 1)  # the handshake's last word is said before the null id goes out
     mark = wire.mark()
     sent = wire.send(request(None, run.sentinel, run.params(None)))
-    after = run.then(wire)
+    after = run.bound(wire)
     answers = [e for e in wire.responses(mark) if e["message"]["id"] is None]
     if not answers:
         raise Broken("no response to it: the server took it for a notification, and answered the requests after "
@@ -513,8 +524,9 @@ def shape_problem(message: dict) -> str | None:
     if ("result" in message) == ("error" in message):
         return "it carries both result and error" if "result" in message else "it carries neither result nor error"
     error = message.get("error")
-    if "error" in message and not (isinstance(error, dict) and isinstance(error.get("code"), int)
-                                   and not isinstance(error.get("code"), bool) and isinstance(error.get("message"), str)):
+    code = error.get("code") if isinstance(error, dict) else None
+    if "error" in message and not (isinstance(code, int) and not isinstance(code, bool)
+                                   and isinstance(error.get("message"), str)):
         return "its error is not {code: an integer, message: a string}"
     if "result" in message and not isinstance(message["result"], dict):
         return "its result is not an object"
@@ -539,8 +551,9 @@ def answer_to(run: Run, wire: Wire, sent: dict) -> tuple:
     """(the response to an odd message just sent, or None; the requests after it that bound the wait).
 
     An odd message may have no id to echo: the answer is then the first response since it to no request.
+    (Call run.then(wire, 1) before sending it, so that nothing said before it is taken for its answer.)
     """
-    after = run.then(wire)
+    after = run.bound(wire)
     message = sent["message"]
     if isinstance(message, dict) and "id" in message and id_key(message["id"]) in wire.by_id:
         return wire.by_id[id_key(message["id"])][0], after
@@ -553,6 +566,7 @@ def answer_to(run: Run, wire: Wire, sent: dict) -> tuple:
       "because there is no id to attach the error to (id is null).")
 def parse_error(run: Run):
     wire = run.open()
+    run.then(wire, 1)
     sent = wire.send_line(NOT_JSON)
     answer, after = answer_to(run, wire, sent)
     if answer is None:
@@ -567,6 +581,7 @@ def parse_error(run: Run):
       'a message whose jsonrpc field isn\'t "2.0"')
 def invalid_request(run: Run):
     wire = run.open()
+    run.then(wire, 1)
     wire.last_id += 1
     sent = wire.send({"jsonrpc": "1.0", "id": wire.last_id, "method": run.sentinel, **(
         {"params": run.params(None)} if run.era == "stateless" else {})})
@@ -818,7 +833,7 @@ def tool_error_is_result(run: Run):
 # ---- course 000: the outbox ----
 
 def list_change(run: Run, kind: str, flag_name: str):
-    """Call the tool that changes the <kind> list: list_changed crosses, bare, before the next response; the list changed."""
+    """Call the tool that changes the <kind> list: a bare list_changed before the next response, and a new list."""
     name, arguments = run.flag(flag_name)
     wire = run.open()
     lists = ("resources", "resourceTemplates") if kind == "resources" else (kind,)
@@ -983,9 +998,10 @@ def stateless_results(run: Run, wire: Wire) -> list:
     answers = [run.result(wire, "server/discover")]
     declared = answers[0][2].get("capabilities") if isinstance(answers[0][2].get("capabilities"), dict) else {}
     answers += [run.result(wire, f"{kind}/list") for kind in ("tools", "resources", "prompts") if kind in declared]
-    if run.card.flags.get("raises"):
+    if run.card.flags.get("raises"):  # a tool's result too, if it is one (an error response has no resultType)
         name, arguments = run.card.flags["raises"]
-        answers.append(run.result(wire, "tools/call", {"name": name, "arguments": arguments}))
+        sent, reply = run.call(wire, "tools/call", {"name": name, "arguments": arguments})
+        answers += [(sent, reply, result_of(reply))] if result_of(reply) else []
     return answers
 
 
@@ -1269,7 +1285,7 @@ def summary_lines(card: dict) -> list:
 
 
 def text(card: dict) -> str:
-    """The card as a student reads it: a row a rule, its passage, and on ✗ what happened and the lines that show it."""
+    """The card as a student reads it: a row a rule, its passage; on ✗, what happened and the lines that show it."""
     standard = "the course" if card["standard"] == "course" else "the spec"
     lines = [f"report card: {shlex.join(card['command'])}",
              f"the server serves {card['eras_text']}",
@@ -1370,7 +1386,7 @@ def options(argv: list) -> tuple:
 
 
 def main(argv: list | None = None) -> int:
-    """The command line (see the module's docstring): 0 when every rule of the level holds, 1 if not, 2 for a mistake."""
+    """The command line (the module's docstring): 0 when every rule of the level holds, 1 if not, 2 for a mistake."""
     try:
         given, switches, command = options(sys.argv[1:] if argv is None else argv)
         flags = {name: parse_call(given[FLAGS[name][0]]) if given[FLAGS[name][0]] else None for name in FLAGS}

@@ -52,6 +52,9 @@ def answer(message: dict) -> dict | None:
     if "id" not in message:
         return None  # a notification is never answered
     id, method, params = message["id"], message.get("method"), message.get("params") or {}
+    if message.get("jsonrpc") != "2.0" or not isinstance(method, str) or not is_id(id):
+        # "id": null is no notification: a malformed request (course 000, "Three message shapes")
+        return error(id if is_id(id) else None, -32600, "invalid request")
     meta = params.get("_meta") or {}
     if meta.get("io.modelcontextprotocol/protocolVersion") != VERSION:
         return error(id, -32022, "Unsupported protocol version",
@@ -68,12 +71,21 @@ def answer(message: dict) -> dict | None:
     tools = {"search_docs": search_docs, "count_lessons": count_lessons}
     if name not in tools:
         return error(id, -32601, f"unknown tool: {name}")  # the lab's code (course 000); the spec says -32602
+    schema = next(tool["inputSchema"] for tool in TOOLS if tool["name"] == name)
+    missing = [key for key in schema["required"] if key not in arguments]
+    if missing:
+        return error(id, -32602, f"missing argument: {missing[0]}")  # the lab's code (course 000)
     try:
         value = tools[name](**arguments)
     except (TypeError, ValueError) as exc:  # the tool failed, not the protocol: a result the model can read
         return result(id, {"content": [{"type": "text", "text": f"ERROR: {exc}"}], "isError": True, **stamp})
     content = [{"type": "text", "text": json.dumps(value)}]
     return result(id, {"content": content, "structuredContent": value, "isError": False, **stamp})
+
+
+def is_id(id) -> bool:
+    """A request id is a string or an integer, never null."""
+    return isinstance(id, str) or (isinstance(id, int) and not isinstance(id, bool))
 
 
 def result(id, value: dict) -> dict:
@@ -99,7 +111,11 @@ def main():
         except ValueError:
             reply = error(None, -32700, "parse error")
         else:
-            reply = answer(message) if isinstance(message, dict) else error(None, -32600, "not a request object")
+            try:
+                reply = answer(message) if isinstance(message, dict) else error(None, -32600, "not a request object")
+            except Exception as exc:  # a bug here is an error response, never a crash (course 000: -32603)
+                id = message.get("id") if is_id(message.get("id")) else None
+                reply = error(id, -32603, f"internal error: {exc!r}")
         if reply is not None:
             sys.stdout.write(json.dumps(reply) + "\n")
             sys.stdout.flush()
