@@ -580,6 +580,7 @@ class Session:
         self.changed = threading.Condition()  # wakes the viewers
         self.viewers = 0
         self.ended_at = None
+        self.card = None  # a report card (report_card.py --board): sent to the page with the session's end
 
     def now(self) -> float:
         """Seconds since the session began."""
@@ -715,6 +716,10 @@ pre { margin: .4em 0; padding: .5em; max-height: 45vh; overflow: auto; backgroun
 .cite { color: #475569; font-style: italic; }
 #broken li { cursor: pointer; margin-bottom: .3em; }
 #legend b { font-weight: 600; margin-right: .6em; white-space: nowrap; } #legend .flagged { color: #dc2626; }
+#card ol { padding: 0; margin: 0; } #card li { list-style: none; cursor: pointer; margin: .25em 0; }
+#card .mark { display: inline-block; width: 1.2em; font-weight: 700; } .v-pass .mark { color: #15803d; }
+.v-fail .mark { color: #b91c1c; } .v-na .mark, .v-na { color: #64748b; } #card .why, #card .differs { margin-left: 1.2em; }
+#card a { margin-left: .4em; } #card-summary { font-weight: 600; } .decides { background: #fef9c3; }
 </style>
 </head>
 <body>
@@ -729,6 +734,8 @@ pre { margin: .4em 0; padding: .5em; max-height: 45vh; overflow: auto; backgroun
     <div id="rows"></div>
   </div>
   <div id="side">
+    <section id="card" hidden><h2>Report card</h2><p id="card-eras"></p><ol id="card-rows"></ol>
+      <p id="card-summary"></p></section>
     <section id="legend">
       <b class="k-request">→ request</b> <b class="k-result">← result</b> <b class="k-error">← error</b>
       <b class="k-notification">⇢ notification (dashed)</b> <b class="k-junk">not JSON (dotted)</b>
@@ -811,6 +818,38 @@ function show(n) {
   }
 }
 
+function showCard(card) {
+  // A report card (report_card.py --board): a row a rule, each linked to the messages that decided it.
+  $("card").hidden = false;
+  $("card-eras").textContent = "the server serves " + card.eras;
+  $("card-summary").textContent = card.summary.join(" · ");
+  $("card-rows").replaceChildren();
+  for (const rule of card.rules) {
+    const item = el("li", "v-" + (rule.verdict === "n/a" ? "na" : rule.verdict));
+    item.dataset.rule = rule.id;
+    item.append(el("span", "mark", rule.mark), el("b", "", rule.id), document.createTextNode(`: ${rule.claim} `),
+                el("span", "cite", rule.passage));
+    if (rule.text) item.append(el("div", "why", rule.text));
+    if (rule.differs) item.append(el("div", "differs", `course: ${rule.differs.course} · spec: ${rule.differs.spec}`));
+    for (const n of rule.events) {
+      const link = el("a", "", "#" + n);
+      link.href = "#" + n;
+      link.addEventListener("click", (click) => { click.preventDefault(); click.stopPropagation(); decide(rule, n); });
+      item.append(link);
+    }
+    item.addEventListener("click", () => decide(rule, rule.events.length ? rule.events[0] : rule.session));
+    $("card-rows").append(item);
+  }
+}
+
+function decide(rule, n) {
+  // The messages that decided a rule are marked in the diagram, and message n is opened and scrolled to.
+  document.querySelectorAll(".decides").forEach((row) => row.classList.remove("decides"));
+  for (const m of rule.events) document.querySelector(`.row[data-n="${m}"]`).classList.add("decides");
+  show(n);
+  document.querySelector(`.row[data-n="${n}"]`).scrollIntoView({block: "center"});
+}
+
 function pretty(line) {
   try { return JSON.stringify(JSON.parse(line), null, 2); } catch (error) { return line; }
 }
@@ -834,8 +873,10 @@ stream.addEventListener("hello", (message) => {
   $("command").textContent = about.command || "";
   $("fault").textContent = about.fault ? `--fault ${about.fault}: ${about.fault_text}` : "";
   $("status").textContent = "live";
+  $("card").hidden = true;
 });
 stream.addEventListener("wire", (message) => addEvent(JSON.parse(message.data)));
+stream.addEventListener("card", (message) => showCard(JSON.parse(message.data)));
 stream.addEventListener("state", (message) => showState(JSON.parse(message.data)));
 stream.addEventListener("end", () => {
   $("status").textContent = "the session ended";
@@ -877,7 +918,8 @@ def serve(session: Session, port: int = 0):
                 self.reply(200, "text/html; charset=utf-8", PAGE.encode())
             elif path == "/session":
                 events, state, ended = session.view(0)
-                body = {"events": [public(event) for event in events], "state": state, "ended": ended}
+                body = {"events": [public(event) for event in events], "state": state, "ended": ended,
+                        "card": session.card}
                 self.reply(200, "application/json", json.dumps(body, ensure_ascii=False).encode())
             elif path == "/events":
                 self.stream()
@@ -909,6 +951,8 @@ def serve(session: Session, port: int = 0):
                     cursor += len(events)
                     view = {"lines": describe(state, ages=True), "flags": state["flags"], "ended": ended}
                     chunks = [sse("wire", public(event)) for event in events] + [sse("state", view)]
+                    if ended and session.card is not None:
+                        chunks.append(sse("card", session.card))  # after every event it links to
                     self.wfile.write(b"".join(chunks) + (sse("end", {}) if ended else b""))
                     time.sleep(VIEW_INTERVAL)  # the messages of the next moment go out together
             except OSError:

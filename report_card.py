@@ -496,8 +496,7 @@ def notification_no_response(run: Run):
     strays = wire.unmatched()
     if strays:
         sent = [e for e in wire.sent if isinstance(e["message"], dict) and "id" not in e["message"]]
-        raise Broken(f"a response to a notification ({said(strays[0])}): the receiver of a notification must not "
-                     "reply", *sent, strays[0])
+        raise Broken(f"the server answered a notification ({said(strays[0])})", *sent, strays[0])
 
 
 @rule("null-id-is-a-request", "000", 'a request with "id": null is answered -32600: it is no notification', SHAPES,
@@ -654,7 +653,7 @@ GATE_SPEC = ('spec 2025-06-18, Lifecycle, "Initialization": the initialization p
       "3 returns -32600.", eras=("handshake",),
       differs={"course": "-32600 before initialize, and between its response and initialized",
                "spec": "an error before initialize; between its response and initialized, served",
-               "passage": GATE_SPEC})
+               "claim": "nothing is served before initialize; after its response, requests are", "passage": GATE_SPEC})
 def handshake_gate(run: Run):
     problems = {"course": [], "spec": []}
     wire = run.start()
@@ -762,7 +761,7 @@ TOOLS_SPEC = 'spec 2025-06-18, server/tools, "Error Handling"'
 
 @rule("unknown-tool", "000", "an unknown tool is answered -32601", LATTICE,
       "unknown tool name → -32601 (method-not-found; the tool is not a method the server offers).",
-      differs={"course": "-32601", "spec": "-32602",
+      differs={"course": "-32601", "spec": "-32602", "claim": "an unknown tool is answered -32602",
                "passage": TOOLS_SPEC + ": an unknown tool is a protocol error, -32602 in its example"})
 def unknown_tool(run: Run):
     wire = run.open()
@@ -778,6 +777,7 @@ def unknown_tool(run: Run):
       "name exists but is not in the per-client allow-list → -32600 (invalid request; you asked for something "
       "you're not permitted to). This is the permission boundary, and it is checked before execution.",
       differs={"course": "-32600", "spec": "an error (the spec names no code)",
+               "claim": "a tool the session may not call is refused with an error",
                "passage": "spec 2025-06-18, server/tools: an allow-list is not specified"})
 def tool_not_allowed(run: Run):
     name, arguments = run.flag("not_allowed")
@@ -794,6 +794,7 @@ def tool_not_allowed(run: Run):
 @rule("missing-argument", "000", "a call without a required argument is answered -32602", LATTICE,
       "required argument missing → -32602 (invalid params).",
       differs={"course": "-32602", "spec": "-32602 up to 2025-06-18; from 2025-11-25 an isError result too",
+               "claim": "a call without a required argument is answered -32602 (from 2025-11-25: or isError)",
                "passage": TOOLS_SPEC + ": invalid arguments are -32602; spec 2025-11-25 (SEP-1303): input "
                           "validation errors SHOULD be tool execution errors (isError)"})
 def missing_argument(run: Run):
@@ -833,7 +834,8 @@ def tool_error_is_result(run: Run):
 # ---- course 000: the outbox ----
 
 def list_change(run: Run, kind: str, flag_name: str):
-    """Call the tool that changes the <kind> list: a bare list_changed before the next response, and a new list."""
+    """Call the tool that changes the <kind> list: a bare list_changed before the next response, a new list, and
+    <kind>.listChanged declared true (course 000: "the server declared tools.listChanged: true at initialize")."""
     name, arguments = run.flag(flag_name)
     wire = run.open()
     lists = ("resources", "resourceTemplates") if kind == "resources" else (kind,)
@@ -868,12 +870,17 @@ def list_change(run: Run, kind: str, flag_name: str):
     shown, now = listing()
     if now == before:
         raise Broken(f"{kind}/list lists after the change what it listed before", sent, reply, *shown)
+    declared = run.capabilities(wire).get(kind)
+    if isinstance(declared, dict) and declared.get("listChanged") is not True:  # (true, not an object: another rule)
+        raise Broken(f"the capabilities declare {kind}.listChanged {json.dumps(declared.get('listChanged'))}, not "
+                     f"true, yet {method} comes: a client that reads them never listens for it", told[0])
 
 
-@rule("tools-list-changed", "000", "a change to the tools sends a bare notifications/tools/list_changed, before the "
-      "next response", LIST_CHANGED, 'the server appends notification("notifications/tools/list_changed") to an '
-      "_outbox. The client, on _pump_notifications, drains that outbox, sees the notification, and re-issues "
-      "tools/list ... The notification carries no payload — it is a cache-invalidation signal, not a diff.",
+@rule("tools-list-changed", "000", "a change to the tools sends a bare notifications/tools/list_changed before the "
+      "next response, as declared", LIST_CHANGED, "The mechanism: the server declared tools.listChanged: true at "
+      'initialize. ... the server appends notification("notifications/tools/list_changed") to an _outbox. '
+      "The client, on _pump_notifications, drains that outbox, sees the notification, and re-issues tools/list ... "
+      "The notification carries no payload — it is a cache-invalidation signal, not a diff.",
       eras=("handshake",))
 def tools_list_changed(run: Run):
     list_change(run, "tools", "change_tools")
@@ -975,7 +982,7 @@ def value_for(run: Run, wire: Wire, declared: dict, prompt: str, variable: str) 
     return "report-card"
 
 
-@rule("resources-list-changed", "002", "a change to the resources sends a bare notifications/resources/list_changed",
+@rule("resources-list-changed", "002", "a change to the resources sends a bare notifications/resources/list_changed, as declared",
       LIST_CHANGES, "notifications/tools/list_changed, notifications/resources/list_changed, and "
       "notifications/prompts/list_changed, that the server emits once when its catalog changes. The client is then "
       "expected to re-issue the corresponding list request to refresh its view.", eras=("handshake",))
@@ -983,7 +990,7 @@ def resources_list_changed(run: Run):
     list_change(run, "resources", "change_resources")
 
 
-@rule("prompts-list-changed", "002", "a change to the prompts sends a bare notifications/prompts/list_changed",
+@rule("prompts-list-changed", "002", "a change to the prompts sends a bare notifications/prompts/list_changed, as declared",
       LIST_CHANGES, "notifications/tools/list_changed, notifications/resources/list_changed, and "
       "notifications/prompts/list_changed, that the server emits once when its catalog changes. The client is then "
       "expected to re-issue the corresponding list request to refresh its view.", eras=("handshake",))
@@ -1141,7 +1148,7 @@ class Card:
 
     def find_eras(self):
         """Which eras the server serves: initialize answered (the handshake), server/discover or _meta (2026-07-28)."""
-        probe = {"id": "eras", "claim": "the eras the server serves"}
+        probe = {"id": "eras", "claim": "initialize, then server/discover: which eras the server serves"}
         run = Run(self, probe, "handshake")
         try:
             wire = run.start()
@@ -1151,18 +1158,21 @@ class Card:
             if result and isinstance(result.get("protocolVersion"), str):
                 self.eras["handshake"] = {"version": result["protocolVersion"], "at": [sent["at"], reply["at"]]}
             else:
-                self.eras["no_handshake"] = f"initialize was answered {said(reply) if reply else wire.silence()}"
+                self.eras["no_handshake"] = (f"initialize was answered {said(reply)}" if reply else
+                                             f"initialize got no response: {wire.silence()}")
             wire = run.start()
             asked = wire.request("server/discover", {"_meta": META})
             found = result_of(wire.reply(asked)) or {}
-            listed = wire.request("tools/list", {"_meta": META})
             versions = found.get("supportedVersions")
-            if (isinstance(versions, list) and STATELESS_VERSION in versions) or "resultType" in (
-                    result_of(wire.reply(listed)) or {}):
+            listed = isinstance(versions, list) and STATELESS_VERSION in versions
+            if not listed and not wire.ended:  # a 2026-07-28 server whose discover is broken still serves _meta
+                listed = "resultType" in (result_of(wire.reply(wire.request("tools/list", {"_meta": META}))) or {})
+            if listed:
                 self.eras["stateless"] = {"versions": versions if isinstance(versions, list) else None}
             else:
                 answer = wire.by_id.get(id_key(asked["message"]["id"]), [None])[0]
-                self.eras["no_stateless"] = f"server/discover was answered {said(answer) if answer else wire.silence()}"
+                self.eras["no_stateless"] = (f"server/discover was answered {said(answer)}" if answer else
+                                             f"server/discover got no response: {wire.silence()}")
         finally:
             run.close()
 
@@ -1205,11 +1215,15 @@ class Card:
                 run.close()
         problems = problems or {"course": None, "spec": None}
         chosen = problems[self.standard]
-        if rule["differs"]:
-            row["differs"] = {**rule["differs"], "verdicts": {standard: "fail" if problems[standard] else "pass"
-                                                              for standard in ("course", "spec")},
-                              "texts": {standard: problems[standard].text if problems[standard] else ""
-                                        for standard in ("course", "spec")}}
+        if rule["differs"]:  # both standards: what each expects, where it says so, its verdict
+            sides = {"course": (rule["claim"], rule["passage"], rule["quote"]),
+                     "spec": (rule["differs"]["claim"], rule["differs"]["passage"], "")}
+            row["differs"] = {standard: {"expects": rule["differs"][standard], "claim": sides[standard][0],
+                                         "passage": sides[standard][1],
+                                         "verdict": "fail" if problems[standard] else "pass",
+                                         "text": problems[standard].text if problems[standard] else ""}
+                              for standard in ("course", "spec")}
+            row["claim"], row["passage"], row["quote"] = sides[self.standard]
         if chosen:
             row |= {"verdict": "fail", "text": chosen.text, "exchange": [shown(item) for item in chosen.shown],
                     "at": [item["at"] for item in chosen.shown if isinstance(item, dict) and "at" in item]}
@@ -1300,7 +1314,7 @@ def text(card: dict) -> str:
             lines += ["", LEVELS[level]]
         lines.append(f"  {MARKS[row['verdict']]} {row['id']}: {row['claim']}")
         lines.append(f"      {row['passage']}")
-        if row["verdict"] == "fail":
+        if row["verdict"] == "fail" and row["quote"]:
             lines.append(f"      {row['quote']}")
         if row["text"]:
             lines.append(f"      {row['text']}")
@@ -1309,10 +1323,10 @@ def text(card: dict) -> str:
                          else f"      {item['line']}")
         if row["differs"] and row["verdict"] != "n/a":
             other = "spec" if card["standard"] == "course" else "course"
-            verdict = row["differs"]["verdicts"][other]
-            lines.append(f"      the {other} expects {row['differs'][other]}: {MARKS[verdict]}"
-                         + (f", {row['differs']['texts'][other]}" if verdict == "fail" and row["verdict"] == "pass"
-                            else ""))
+            side = row["differs"][other]
+            lines.append(f"      the {other}: {side['expects']} ({side['passage']})")
+            lines.append(f"      by the {other}: {MARKS[side['verdict']]}"
+                         + (f" {side['text']}" if side["verdict"] == "fail" and row["verdict"] == "pass" else ""))
     return "\n".join(lines + [""] + summary_lines(card)) + "\n"
 
 
@@ -1334,8 +1348,8 @@ def board_view(card: dict, judged: Card, session) -> dict:
         rows.append({key: row[key] for key in ("id", "level", "claim", "passage", "verdict", "text")}
                     | {"mark": MARKS[row["verdict"]], "events": numbers, "session": opened,
                        "differs": row["differs"] and {
-                           other: f"{row['differs'][other]}: {MARKS[row['differs']['verdicts'][other]]}"
-                           for other in ("course", "spec")}})
+                           side: f"{row['differs'][side]['expects']}: {MARKS[row['differs'][side]['verdict']]}"
+                           for side in ("course", "spec")}})
     return {"rules": rows, "summary": summary_lines(card), "eras": card["eras_text"], "holds": card["holds"]}
 
 
@@ -1358,12 +1372,12 @@ def parse_call(text: str) -> tuple:
     name, _, rest = text.strip().partition(" ")
     arguments = json.loads(rest) if rest.strip() else {}
     if not name or not isinstance(arguments, dict):
-        raise ValueError(f"{text!r} is not TOOL or 'TOOL {{arguments as a JSON object}}'")
+        raise ValueError("the arguments are one JSON object")
     return name, arguments
 
 
-def options(argv: list) -> tuple:
-    """(the flags given, the server's command); a mistake raises ValueError."""
+def options(argv: list) -> dict:
+    """What a command line asks for: the server's command, the flags, the switches; a mistake raises ValueError."""
     given, switches, words = dict(VALUED), set(), list(argv)
     while words and (words[0] in VALUED or words[0] in SWITCHES):
         word = words.pop(0)
@@ -1373,45 +1387,62 @@ def options(argv: list) -> tuple:
             given[word] = words.pop(0)
         else:
             raise ValueError(f"{word} needs a value")
-    command = words[1:] if words[:1] == ["--"] else words
+    command = words[1:] if words[:1] == ["--"] else words  # "--" may be eaten by a host: optional
     if given["--level"] not in ("000", "002", "004"):
         raise ValueError(f"--level is 000, 002 or 004, not {given['--level']!r}")
-    unknown = set(filter(None, given["--only"].split(","))) - {r["id"] for r in RULES}
-    if unknown:
-        raise ValueError(f"no rule {', '.join(sorted(unknown))}; python report_card.py --rules lists them")
+    only = set(filter(None, given["--only"].split(",")))
+    if only - {r["id"] for r in RULES}:
+        raise ValueError(f"no rule {', '.join(sorted(only - {r['id'] for r in RULES}))}; python report_card.py "
+                         "--rules lists them")
     if (not command or command[0].startswith("--")) and "--rules" not in switches:
         raise ValueError("no server command")
-    float(given["--timeout"]), int(given["--port"])  # a ValueError says which
-    return given, switches, command
+    flags = {}
+    for name, (flag, takes, _) in FLAGS.items():
+        try:
+            flags[name] = parse_call(given[flag]) if given[flag] else None
+        except ValueError as exc:
+            raise ValueError(f"{flag} takes {takes}, not {given[flag]!r} ({exc})")
+    if flags["not_allowed"]:
+        flags["not_allowed"] = (flags["not_allowed"][0], {})  # a tool's name, called with no arguments
+    return {"command": command, "flags": flags, "timeout": float(given["--timeout"]), "port": int(given["--port"]),
+            "standard": "spec" if "--spec" in switches else "course", "only": only, "switches": switches,
+            "levels": ("000", "002", "004")[:("000", "002", "004").index(given["--level"]) + 1]}
+
+
+def judge(argv: list, session=None) -> tuple:
+    """(the card as JSON, the Card that judged it) for a command line's flags and server, printing nothing."""
+    asked = argv if isinstance(argv, dict) else options(argv)
+    judged = Card(asked["command"], asked["flags"], asked["timeout"], asked["standard"], session,
+                  sys.stderr if "--trace" in asked["switches"] else None)
+    return judged.run(asked["levels"], asked["only"]), judged
 
 
 def main(argv: list | None = None) -> int:
     """The command line (the module's docstring): 0 when every rule of the level holds, 1 if not, 2 for a mistake."""
     try:
-        given, switches, command = options(sys.argv[1:] if argv is None else argv)
-        flags = {name: parse_call(given[FLAGS[name][0]]) if given[FLAGS[name][0]] else None for name in FLAGS}
-        flags["not_allowed"] = flags["not_allowed"] and (flags["not_allowed"][0], {})
+        asked = options(sys.argv[1:] if argv is None else argv)
     except ValueError as exc:
         print(f"report_card: {exc}\n{USAGE}", file=sys.stderr)
         return 2
-    if "--rules" in switches:
+    if "--rules" in asked["switches"]:
         for r in RULES:
             print(f"{r['id']:26} {LEVELS[r['level']]:10} {r['claim']}\n{'':37} {r['passage']}")
         return 0
-    levels = ("000", "002", "004")[:("000", "002", "004").index(given["--level"]) + 1]
-    session, httpd = None, None
-    if "--board" in switches:
-        session = board.Session(float(given["--timeout"]), {"command": "report card: " + shlex.join(command),
-                                                            "fault": None, "fault_text": None})
-        httpd = board.serve(session, int(given["--port"]))
+    session = httpd = None
+    if "--board" in asked["switches"]:
+        session = board.Session(asked["timeout"], {"command": "report card: " + shlex.join(asked["command"]),
+                                                   "fault": None, "fault_text": None})
+        httpd = board.serve(session, asked["port"])
         print(f"report_card: the board is at {board.url_of(httpd)}", file=sys.stderr, flush=True)
-    judged = Card(command, flags, float(given["--timeout"]), "spec" if "--spec" in switches else "course", session,
-                  sys.stderr if "--trace" in switches else None)
     try:
-        card = judged.run(levels, set(filter(None, given["--only"].split(","))))
+        card, judged = judge(asked, session)
+    except OSError as exc:  # the command itself: not found, not executable
+        print(f"report_card: cannot start {shlex.join(asked['command'])!r}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
-    sys.stdout.write(json.dumps(card, indent=2, ensure_ascii=False) + "\n" if "--json" in switches else text(card))
+    sys.stdout.write(json.dumps(card, indent=2, ensure_ascii=False) + "\n" if "--json" in asked["switches"]
+                     else text(card))
     sys.stdout.flush()
     if session:
         session.card = board_view(card, judged, session)
