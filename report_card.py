@@ -50,7 +50,9 @@ META = {PROTOCOL_VERSION_KEY: STATELESS_VERSION, CLIENT_CAPABILITIES_KEY: {}, CL
 NO_SUCH_METHOD = "report_card/no_such_method"
 NO_SUCH_TOOL = "report_card_no_such_tool"
 NOT_JSON = "this line is not JSON"
-SHOWN_WIDTH = 150  # a line of the card's exchanges is cut to this many characters
+WIDTH = 118  # the card's columns: its prose is wrapped, each line of an exchange cut, to fit
+INDENT = " " * 6  # what a row says below its first line
+SHOWN_WIDTH = WIDTH - len(INDENT) - 2  # a line of an exchange, after its arrow
 TRACEBACK = re.compile(r'Traceback \(most recent call last\)|File "[^"]*", line \d+')
 LEVELS = {"000": "course 000", "002": "course 002", "004": "course 004", "stdio": "stdio"}
 
@@ -776,7 +778,7 @@ def unknown_tool(run: Run):
 @rule("tool-not-allowed", "000", "a tool the session may not call is refused -32600, before it runs", LATTICE,
       "name exists but is not in the per-client allow-list → -32600 (invalid request; you asked for something "
       "you're not permitted to). This is the permission boundary, and it is checked before execution.",
-      differs={"course": "-32600", "spec": "an error (the spec names no code)",
+      differs={"course": "-32600", "spec": "an error, of any code",
                "claim": "a tool the session may not call is refused with an error",
                "passage": "spec 2025-06-18, server/tools: an allow-list is not specified"})
 def tool_not_allowed(run: Run):
@@ -1035,7 +1037,7 @@ def meta(run: Run):
     if result_of(reply) is None:
         raise Broken(f"tools/list, its version in _meta and no handshake before it, was answered {said(reply)}",
                      sent, reply)
-    for sent, reply, result in [(sent, reply, result_of(reply))] + stateless_results(run, wire)[:1]:
+    for sent, reply, result in [(sent, reply, result_of(reply)), run.result(wire, "server/discover")]:
         info = result.get("_meta", {}).get(SERVER_INFO_KEY) if isinstance(result.get("_meta"), dict) else None
         if not (isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str)):
             raise Broken(f"the {sent['message']['method']} result's _meta holds no {SERVER_INFO_KEY} "
@@ -1095,10 +1097,11 @@ def stdout_only_json(run: Run):
     run.then(wire, 1)
     junk = [e for e in run.card.tape if e.get("dir") == "←" and not (e["json"] and isinstance(e["message"], dict))]
     if junk:
-        where = sorted({e["rule"] for e in junk}, key=[r["id"] for r in RULES].index)
+        sessions = {e["rule"] for e in junk}
         raise Broken(f"{len(junk)} {'line' if len(junk) == 1 else 'lines'} on stdout that "
                      f"{'is' if len(junk) == 1 else 'are'} not a JSON-RPC message, in the sessions of "
-                     f"{', '.join(where)}", *junk[:3])
+                     f"{len(sessions)} {'rule' if len(sessions) == 1 else 'rules'}, the first in {junk[0]['rule']}'s",
+                     *junk[:3])
 
 
 @rule("exit-on-eof", "stdio", "the server exits when its stdin ends", "course 004, section 4",
@@ -1301,33 +1304,39 @@ def summary_lines(card: dict) -> list:
 def text(card: dict) -> str:
     """The card as a student reads it: a row a rule, its passage; on ✗, what happened and the lines that show it."""
     standard = "the course" if card["standard"] == "course" else "the spec"
-    lines = [f"report card: {shlex.join(card['command'])}",
-             f"the server serves {card['eras_text']}",
-             f"judged by {standard}; where the lab and the spec differ, both verdicts are shown"
-             + (" (--spec judges by the spec)" if card["standard"] == "course" else "")]
+    lines = [f"report card: {shlex.join(card['command'])}"]  # whole, to copy and paste
+    lines += wrap(f"the server serves {card['eras_text']}")
+    lines += wrap(f"judged by {standard}; where the lab and the spec differ, both verdicts are shown"
+                  + (" (--spec judges by the spec)" if card["standard"] == "course" else ""))
     if card["flags"]:
-        lines.append(f"flags: {' '.join(card['flags'])}")
+        lines += wrap(f"flags: {' '.join(card['flags'])}")
     level = None
     for row in card["rules"]:
         if row["level"] != level:
             level = row["level"]
             lines += ["", LEVELS[level]]
-        lines.append(f"  {MARKS[row['verdict']]} {row['id']}: {row['claim']}")
-        lines.append(f"      {row['passage']}")
+        lines += wrap(f"{MARKS[row['verdict']]} {row['id']}: {row['claim']}", "  ") + wrap(row["passage"], INDENT)
         if row["verdict"] == "fail" and row["quote"]:
-            lines.append(f"      {row['quote']}")
+            lines += wrap(row["quote"], INDENT)
         if row["text"]:
-            lines.append(f"      {row['text']}")
+            lines += wrap(row["text"], INDENT)
         for item in row["exchange"]:
-            lines.append(f"      {item['dir']} {trim(item['line'], item.get('focus'))}" if item["dir"]
-                         else f"      {item['line']}")
+            shown_line = f"{item['dir']} {trim(item['line'], item.get('focus'))}" if item["dir"] else item["line"]
+            lines.append(INDENT + shown_line)
         if row["differs"] and row["verdict"] != "n/a":
             other = "spec" if card["standard"] == "course" else "course"
             side = row["differs"][other]
-            lines.append(f"      the {other}: {side['expects']} ({side['passage']})")
-            lines.append(f"      by the {other}: {MARKS[side['verdict']]}"
-                         + (f" {side['text']}" if side["verdict"] == "fail" and row["verdict"] == "pass" else ""))
+            lines += wrap(f"the {other}: {side['expects']} ({side['passage']})", INDENT)
+            lines += wrap(f"by the {other}: {MARKS[side['verdict']]}" + (
+                f" {side['text']}" if side["verdict"] == "fail" and row["verdict"] == "pass" else ""), INDENT)
     return "\n".join(lines + [""] + summary_lines(card)) + "\n"
+
+
+def wrap(words: str, indent: str = "") -> list:
+    """A paragraph of the card as lines of WIDTH columns at most, the lines after the first indented further."""
+    import textwrap  # only when a card is printed
+    return textwrap.wrap(words, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
+                         break_long_words=False, break_on_hyphens=False) or [indent]
 
 
 # ---------------------------------------------------------------------------------------------------
