@@ -326,13 +326,15 @@ class Run:
     def __init__(self, card, rule: dict, era: str):
         self.card, self.rule, self.era = card, rule, era
         self.wires = []
+        self.first_at = None  # the place on the card's tape where this run's first session begins
         self.sentinel = "ping" if era == "handshake" else "server/discover"  # a request any server answers
 
     def start(self) -> "Wire":
         """A fresh server process (a new session on the board)."""
         title = f"{self.rule['id']}: {self.rule['claim']}"
-        self.card.begin(title if not self.wires else f"{title} ({len(self.wires) + 1})")
-        wire = Wire(self.card.command, self.card.timeout, self.card.record)
+        at = self.card.begin(title if not self.wires else f"{title} ({len(self.wires) + 1})", self.rule["id"])
+        self.first_at = at if self.first_at is None else self.first_at
+        wire = Wire(self.card.command, self.card.timeout, lambda entry: self.card.record(entry, self.rule["id"]))
         self.wires.append(wire)
         return wire
 
@@ -984,7 +986,8 @@ def value_for(run: Run, wire: Wire, declared: dict, prompt: str, variable: str) 
     return "report-card"
 
 
-@rule("resources-list-changed", "002", "a change to the resources sends a bare notifications/resources/list_changed, as declared",
+@rule("resources-list-changed", "002",
+      "a change to the resources sends a bare notifications/resources/list_changed, as declared",
       LIST_CHANGES, "notifications/tools/list_changed, notifications/resources/list_changed, and "
       "notifications/prompts/list_changed, that the server emits once when its catalog changes. The client is then "
       "expected to re-issue the corresponding list request to refresh its view.", eras=("handshake",))
@@ -992,7 +995,8 @@ def resources_list_changed(run: Run):
     list_change(run, "resources", "change_resources")
 
 
-@rule("prompts-list-changed", "002", "a change to the prompts sends a bare notifications/prompts/list_changed, as declared",
+@rule("prompts-list-changed", "002",
+      "a change to the prompts sends a bare notifications/prompts/list_changed, as declared",
       LIST_CHANGES, "notifications/tools/list_changed, notifications/resources/list_changed, and "
       "notifications/prompts/list_changed, that the server emits once when its catalog changes. The client is then "
       "expected to re-issue the corresponding list request to refresh its view.", eras=("handshake",))
@@ -1128,25 +1132,25 @@ class Card:
         self.session = session  # a board.Session drawing every line, or None
         self.trace = trace  # a file to print each line to as it crosses, or None
         self.tape = []  # every line that crossed and every session begun, in order: the board's records, one for one
-        self.rule_id = "eras"
+        self.taping = threading.Lock()  # rules may run side by side (--jobs); the tape keeps one order
         self.eras = {"handshake": None, "stateless": None}
 
-    def begin(self, title: str):
-        """A new server process: a new session on the board."""
-        self.tape.append({"dir": "session", "line": title, "json": False, "message": None, "rule": self.rule_id})
-        if self.session:
-            self.session.begin(title)
-        if self.trace:
-            print(f"# {title}", file=self.trace, flush=True)
+    def begin(self, title: str, rule_id: str) -> int:
+        """A new server process: a new session on the board; its place on the tape."""
+        return self.record({"dir": "session", "line": title, "json": False, "message": None}, rule_id)["at"]
 
-    def record(self, entry: dict) -> dict:
+    def record(self, entry: dict, rule_id: str) -> dict:
         """Keep one line that crossed (a Wire's entry): its place on the tape, and the rule whose session it is in."""
-        entry |= {"at": len(self.tape), "rule": self.rule_id}
-        self.tape.append(entry)
-        if self.session:
-            self.session.record(entry["dir"], entry["line"].encode("utf-8", "surrogatepass"))
-        if self.trace:
-            print(f"{entry['dir']} {entry['line']}", file=self.trace, flush=True)
+        with self.taping:
+            entry |= {"at": len(self.tape), "rule": rule_id}
+            self.tape.append(entry)
+            if self.session and entry["dir"] == "session":
+                self.session.begin(entry["line"])
+            elif self.session:
+                self.session.record(entry["dir"], entry["line"].encode("utf-8", "surrogatepass"))
+            if self.trace:
+                print(f"[{rule_id}] # {entry['line']}" if entry["dir"] == "session" else
+                      f"[{rule_id}] {entry['dir']} {entry['line']}", file=self.trace, flush=True)
         return entry
 
     def find_eras(self):
@@ -1197,17 +1201,16 @@ class Card:
 
     def judge(self, rule: dict) -> dict:
         """Run one rule on its own processes; its row."""
-        self.rule_id = rule["id"]
         row = {key: rule[key] for key in ("id", "level", "claim", "passage", "quote")}
         row |= {"verdict": "pass", "text": "", "exchange": [], "at": [], "judged_by": self.standard,
-                "differs": None, "session_at": len(self.tape)}
+                "differs": None, "session_at": None}
         run = None
         try:
             era = self.era_for(rule)
             run = Run(self, rule, era)
             problems = rule["check"](run)
         except NotApplicable as exc:
-            return row | {"verdict": "n/a", "text": f"not applicable: {exc}"}
+            return row | {"verdict": "n/a", "text": f"not applicable: {exc}", "session_at": run and run.first_at}
         except Broken as exc:
             problems = {"course": exc, "spec": exc}
         except Exception as exc:  # the card's own mistake: said as such, so that the server is not charged with it
@@ -1216,6 +1219,7 @@ class Card:
         finally:
             if run:
                 run.close()
+        row["session_at"] = run and run.first_at
         problems = problems or {"course": None, "spec": None}
         chosen = problems[self.standard]
         if rule["differs"]:  # both standards: what each expects, where it says so, its verdict
@@ -1232,11 +1236,21 @@ class Card:
                     "at": [item["at"] for item in chosen.shown if isinstance(item, dict) and "at" in item]}
         return row
 
-    def run(self, levels=("000", "002", "004"), only=None) -> dict:
-        """Find the eras, judge every rule of the levels (stdio's always; only: these rule ids), and report."""
+    def run(self, levels=("000", "002", "004"), only=None, jobs: int = 1) -> dict:
+        """Find the eras, judge every rule of the levels (stdio's always; only: these rule ids), and report.
+
+        jobs > 1 judges that many rules at a time, each on its own processes still; the stdout rule comes last.
+        """
         self.find_eras()
         chosen = [r for r in RULES if (r["level"] in levels or r["level"] == "stdio") and (not only or r["id"] in only)]
-        rows = {r["id"]: self.judge(r) for r in sorted(chosen, key=lambda r: r["last"])}  # the stdout rule last
+        first = [r for r in chosen if not r["last"]]
+        if jobs > 1:
+            import concurrent.futures  # only when rules run side by side
+            with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+                rows = dict(zip([r["id"] for r in first], pool.map(self.judge, first)))
+        else:
+            rows = {r["id"]: self.judge(r) for r in first}
+        rows |= {r["id"]: self.judge(r) for r in chosen if r["last"]}  # the stdout rule reads every session before
         self.rows = [rows[r["id"]] for r in chosen]
         return self.report(levels)
 
@@ -1353,7 +1367,7 @@ def board_view(card: dict, judged: Card, session) -> dict:
     rows = []
     for row, kept in zip(card["rules"], judged.rows):
         numbers = [events[at] for at in kept["at"] if at < len(events)]
-        opened = events[kept["session_at"]] if kept["session_at"] < len(events) else None
+        opened = events[kept["session_at"]] if kept["session_at"] is not None else None
         rows.append({key: row[key] for key in ("id", "level", "claim", "passage", "verdict", "text")}
                     | {"mark": MARKS[row["verdict"]], "events": numbers, "session": opened,
                        "differs": row["differs"] and {
@@ -1367,11 +1381,11 @@ def board_view(card: dict, judged: Card, session) -> dict:
 # ---------------------------------------------------------------------------------------------------
 
 USAGE = """usage: python report_card.py [--spec] [--level 000|002|004] [--only ID,...] [--json] [--board [--port N]]
-                             [--timeout S] [--trace] [--not-allowed TOOL] [--raises 'TOOL {arguments}']
+                             [--timeout S] [--jobs N] [--trace] [--not-allowed TOOL] [--raises 'TOOL {arguments}']
                              [--change-tools 'TOOL {arguments}'] [--change-resources 'TOOL {arguments}']
                              [--change-prompts 'TOOL {arguments}'] [--] <server command> [args...]
        python report_card.py --rules        # every rule: its id, level, claim and passage"""
-VALUED = {"--level": "004", "--only": "", "--port": "0", "--timeout": str(DEFAULT_TIMEOUT)} | {
+VALUED = {"--level": "004", "--only": "", "--port": "0", "--timeout": str(DEFAULT_TIMEOUT), "--jobs": "1"} | {
     FLAGS[name][0]: None for name in FLAGS}
 SWITCHES = {"--spec", "--json", "--board", "--trace", "--rules"}
 
@@ -1405,6 +1419,10 @@ def options(argv: list) -> dict:
                          "--rules lists them")
     if (not command or command[0].startswith("--")) and "--rules" not in switches:
         raise ValueError("no server command")
+    jobs = int(given["--jobs"]) if given["--jobs"].isdigit() else 0
+    if jobs < 1 or (jobs > 1 and "--board" in switches):
+        raise ValueError(f"--jobs takes how many rules run at a time (1 with --board, which draws one session at a "
+                         f"time), not {given['--jobs']!r}")
     flags = {}
     for name, (flag, takes, _) in FLAGS.items():
         try:
@@ -1414,6 +1432,7 @@ def options(argv: list) -> dict:
     if flags["not_allowed"]:
         flags["not_allowed"] = (flags["not_allowed"][0], {})  # a tool's name, called with no arguments
     return {"command": command, "flags": flags, "timeout": float(given["--timeout"]), "port": int(given["--port"]),
+            "jobs": int(given["--jobs"]),
             "standard": "spec" if "--spec" in switches else "course", "only": only, "switches": switches,
             "levels": ("000", "002", "004")[:("000", "002", "004").index(given["--level"]) + 1]}
 
@@ -1423,7 +1442,7 @@ def judge(argv: list, session=None) -> tuple:
     asked = argv if isinstance(argv, dict) else options(argv)
     judged = Card(asked["command"], asked["flags"], asked["timeout"], asked["standard"], session,
                   sys.stderr if "--trace" in asked["switches"] else None)
-    return judged.run(asked["levels"], asked["only"]), judged
+    return judged.run(asked["levels"], asked["only"], asked["jobs"]), judged
 
 
 def main(argv: list | None = None) -> int:

@@ -242,8 +242,9 @@ def test_the_sdk_servers_card_shows_where_it_and_the_course_differ(tmp_path):
     # by the spec it keeps the gate, but not -32602 for an unknown tool or a missing argument.
     pytest.importorskip("mcp.server.mcpserver", reason="the official SDK (mcp==2.3.0) is not installed")
     (tmp_path / "sdk_server.py").write_text(SDK_SERVER, encoding="utf-8")
+    # Its processes take a second each to start: three rules at a time, and time enough on a loaded machine.
     card = card_of([PYTHON, str(tmp_path / "sdk_server.py")], "--raises", 'explode {"reason": "boom"}',
-                   "--change-tools", "enable_subtract")
+                   "--change-tools", "enable_subtract", "--jobs", "3", "--timeout", "30")
     broken = {"null-id-is-a-request", "parse-error", "invalid-request", "handshake-gate", "unknown-tool",
               "missing-argument", "tools-list-changed", "prompt-variables"}
     unjudged = {"tool-not-allowed", "resources-list-changed", "prompts-list-changed"}
@@ -418,8 +419,8 @@ def test_spec_judges_where_the_lab_and_the_spec_differ_by_the_spec():
     assert [(row["id"], row["claim"], row["passage"]) for row in card["rules"] if row["verdict"] == "fail"] == [
         ("handshake-gate", "nothing is served before initialize; after its response, requests are",
          report_card.GATE_SPEC),
-        ("unknown-tool", "an unknown tool is answered -32602", 'spec 2025-06-18, server/tools, "Error Handling": an '
-                                                              "unknown tool is a protocol error, -32602 in its example")]
+        ("unknown-tool", "an unknown tool is answered -32602",
+         'spec 2025-06-18, server/tools, "Error Handling": an unknown tool is a protocol error, -32602 in its example')]
     assert all(row["judged_by"] == "spec" for row in card["rules"])
 
 
@@ -450,6 +451,8 @@ def test_the_exit_status_says_whether_every_rule_of_the_level_holds():
 USAGE_TABLE = [  # (the arguments, the exit status, the first line on stderr)
     ([], 2, "report_card: no server command"),
     (["--level", "003", "--", "x"], 2, "report_card: --level is 000, 002 or 004, not '003'"),
+    (["--board", "--jobs", "2", "--", "x"], 2, "report_card: --jobs takes how many rules run at a time (1 with "
+                                                "--board, which draws one session at a time), not '2'"),
     (["--only", "nosuch", "--", "x"], 2, "report_card: no rule nosuch; python report_card.py --rules lists them"),
     (["--raises", "boom {", "--", "x"], 2, "report_card: --raises takes 'TOOL {arguments}', not 'boom {' (Expecting "
                                            "property name enclosed in double quotes: line 1 column 2 (char 1))"),
