@@ -53,6 +53,7 @@ NOT_JSON = "this line is not JSON"
 WIDTH = 118  # the card's columns: its prose is wrapped, each line of an exchange cut, to fit
 INDENT = " " * 6  # what a row says below its first line
 SHOWN_WIDTH = WIDTH - len(INDENT) - 2  # a line of an exchange, after its arrow
+MAX_LINES = 10_000  # lines a server may write in one rule's session; past them the card stops reading it
 TRACEBACK = re.compile(r'Traceback \(most recent call last\)|File "[^"]*", line \d+')
 LEVELS = {"000": "course 000", "002": "course 002", "004": "course 004", "stdio": "stdio"}
 
@@ -100,7 +101,8 @@ class Wire:
         self.by_id = {}  # id key -> the responses with that id, in order
         self.asked = set()  # id keys of the requests the card sent
         self.last_id = 0
-        self.ended = False  # the server's stdout reached its end
+        self.ended = False  # the server's stdout reached its end (or the card stopped reading it)
+        self.flooded = False  # the server wrote more lines than the card reads
         self.stdin_closed = False
         self.hello = {}  # the initialize result, once a session is open in the handshake era
         threading.Thread(target=self._read, daemon=True).start()
@@ -156,8 +158,8 @@ class Wire:
             line = self.lines.get(timeout=max(deadline - time.monotonic(), 0))
         except queue.Empty:
             return False
-        if line is None:
-            self.ended = True
+        if line is None or len(self.received) >= MAX_LINES:
+            self.ended, self.flooded = True, line is not None
             return False
         text, is_json, value = board.read_line(line)
         entry = self.record({"dir": "←", "line": text, "json": is_json, "message": value if is_json else None})
@@ -203,6 +205,8 @@ class Wire:
         """Why a response did not come: the time limit, or the end of the server (its exit status, its last words)."""
         if not self.ended:
             return f"none came within {self.timeout:g} s"
+        if self.flooded:
+            return f"the server wrote more than {MAX_LINES} lines, and the card stopped reading"
         status = self.wait_exit(self.timeout)
         said = "the server closed its stdout" if status is None else f"the server exited (status {status})"
         last = self.stderr_tail()

@@ -536,6 +536,18 @@ def test_a_server_that_exits_is_told_by_its_status_and_its_last_words():
         wire.close()
 
 
+def test_a_server_that_floods_its_stdout_is_read_no_further_than_the_limit():
+    # A server writing lines forever: the card reads so many and stops, rather than keep them all.
+    flood = "import sys\nwhile True: sys.stdout.write('{}\\n')"
+    wire = Wire([PYTHON, "-c", flood], timeout=TIMEOUT, record=tape())
+    try:
+        assert (wire.reply(wire.request("ping")), len(wire.received), wire.silence()) == (
+            None, report_card.MAX_LINES, f"the server wrote more than {report_card.MAX_LINES} lines, and the card "
+                                         "stopped reading")
+    finally:
+        wire.close()
+
+
 # ---------------------------------------------------------------------------------------------------
 # The card on the board's page
 # ---------------------------------------------------------------------------------------------------
