@@ -103,8 +103,10 @@ class Wire:
         self.last_id = 0
         self.ended = False  # the server's stdout reached its end (or the card stopped reading it)
         self.flooded = False  # the server wrote more lines than the card reads
+        self.stuck = False  # a response did not come in time: later waits on this server do not wait again
         self.stdin_closed = False
         self.hello = {}  # the initialize result, once a session is open in the handshake era
+        self.waited = False  # the last wait was cut short, the server being stuck already
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self):
@@ -176,9 +178,10 @@ class Wire:
     def reply(self, sent: dict, timeout: float | None = None) -> dict | None:
         """The response to the request sent (by its id, never by "the next line"), or None."""
         key = id_key(sent["message"]["id"])
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        deadline = time.monotonic() + (0 if self.stuck else self.timeout if timeout is None else timeout)
         while key not in self.by_id:
             if not self._take(deadline):
+                self.stuck, self.waited = True, self.stuck  # a hanging server costs one time limit, not one a wait
                 return None
         return self.by_id[key][0]
 
@@ -204,7 +207,8 @@ class Wire:
     def silence(self) -> str:
         """Why a response did not come: the time limit, or the end of the server (its exit status, its last words)."""
         if not self.ended:
-            return f"none came within {self.timeout:g} s"
+            return (f"the server has answered nothing since a response failed to come within {self.timeout:g} s"
+                    if self.waited else f"none came within {self.timeout:g} s")
         if self.flooded:
             return f"the server wrote more than {MAX_LINES} lines, and the card stopped reading"
         status = self.wait_exit(self.timeout)
@@ -981,9 +985,9 @@ def prompt_variables(run: Run):
 def value_for(run: Run, wire: Wire, declared: dict, prompt: str, variable: str) -> str:
     """A value for a prompt's variable: the server's first completion where it offers completions, else a word."""
     if "completions" in declared:
-        sent = run.send(wire, "completion/complete", {"ref": {"type": "ref/prompt", "name": prompt},
-                                                     "argument": {"name": variable, "value": ""}})
-        completion = (result_of(wire.reply(sent)) or {}).get("completion")
+        _, reply = run.call(wire, "completion/complete", {"ref": {"type": "ref/prompt", "name": prompt},
+                                                         "argument": {"name": variable, "value": ""}})
+        completion = (result_of(reply) or {}).get("completion")
         values = completion.get("values") if isinstance(completion, dict) else None
         if isinstance(values, list) and values and isinstance(values[0], str):
             return values[0]

@@ -515,11 +515,13 @@ def test_a_reply_is_matched_by_its_id_never_by_the_next_line():
         wire.close()
 
 
-def test_a_server_that_never_answers_costs_the_time_limit_and_no_more():
-    # The wait ends at its deadline; the card says so, and ends the process.
+def test_a_server_that_never_answers_costs_the_time_limit_once_and_no_more():
+    # The first wait ends at its deadline; a later one on the same server does not wait again; the process is ended.
     wire = Wire([PYTHON, "-c", "import sys; sys.stdin.read()"], timeout=0.5, record=tape())
     try:
         assert (wire.reply(wire.request("ping")), wire.silence()) == (None, "none came within 0.5 s")
+        assert (wire.reply(wire.request("ping")), wire.silence()) == (
+            None, "the server has answered nothing since a response failed to come within 0.5 s")
     finally:
         wire.close()
     assert wire.process.returncode is not None
