@@ -11,9 +11,11 @@ import functools
 import json
 import os
 import pathlib
+import select
 import shlex
 import subprocess
 import sys
+import time
 import urllib.request
 
 import pytest
@@ -22,7 +24,7 @@ import naive_servers
 import report_card
 from lab_server import FLAGS as LAB_FLAGS
 from report_card import Wire
-from test_board import CHROMEDRIVER, CHROMIUM, TIMEOUT, Browser, stderr_line
+from test_board import CHROMEDRIVER, CHROMIUM, TIMEOUT, Browser
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 PYTHON = sys.executable
@@ -554,6 +556,32 @@ def test_a_server_that_floods_its_stdout_is_read_no_further_than_the_limit():
 # The card on the board's page
 # ---------------------------------------------------------------------------------------------------
 
+def stderr_line(process: subprocess.Popen, silence: str) -> str:
+    """The next line on process's stderr, read a byte at a time (nothing is read ahead), within CARD_TIMEOUT.
+
+    The next line may come only after a whole card has run: the bound is the card's, not one response's.
+    """
+    fd, line, deadline = process.stderr.fileno(), b"", time.monotonic() + CARD_TIMEOUT
+    while not line.endswith(b"\n"):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            raise TimeoutError(f"{silence}; so far {line!r}")
+        byte = os.read(fd, 1)
+        if not byte:
+            raise EOFError(f"{silence}: the process closed its stderr; so far {line!r}")
+        line += byte
+    return line.decode()
+
+
+def until(condition, what: str):
+    """Poll condition() until it holds, or fail after CARD_TIMEOUT (a page on a loaded machine may be slow)."""
+    deadline = time.monotonic() + CARD_TIMEOUT
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"gave up waiting for {what}")
+        time.sleep(0.05)
+
+
 class CardOnBoard:
     """report_card.py --board on a server: its page's address, and the card it printed once done."""
 
@@ -578,7 +606,7 @@ class CardOnBoard:
         try:
             self.process.stdin.write(b"\n")
             self.process.stdin.flush()
-            return self.process.wait(timeout=TIMEOUT), self.process.stdout.read().decode()
+            return self.process.wait(timeout=CARD_TIMEOUT), self.process.stdout.read().decode()
         finally:
             if self.process.poll() is None:
                 self.process.kill()
@@ -617,7 +645,7 @@ def test_the_card_beside_the_diagram_in_a_real_browser():
         browser.open(board.url)
         board.wait_done()
         rows = "return [...document.querySelectorAll('#card li')].map(li => li.textContent)"
-        browser.wait_for(lambda: len(browser.run(rows)) == 3, "the card's three rows")
+        until(lambda: len(browser.run(rows)) == 3, "the card's three rows on the page")
         seen = board.session()
         assert browser.run("return document.getElementById('card').hidden") is False
         assert browser.run(rows) == [
