@@ -3,7 +3,7 @@
     python board.py [--port N] [--fault NAME] [--delay S] [--timeout S] [--log FILE] [--hold] [--] <server command...>
     python board.py --fault list          # each fault, with the course passage it demonstrates
 
-Put it where a host starts a server, as you would the tap (`python mcp_min.py tap`): it passes every byte
+Put it where a host starts a server, as you would the tap (`python tap.py`): it passes every byte
 through unchanged, logs each line as the tap does, and serves a page at http://127.0.0.1:PORT/ (the URL is
 printed on stderr) where a sequence diagram grows as messages cross, beside the state each side must be in
 and the rules broken. Course 000 ends with the three ways naive code fails "precisely at these seams"; the
@@ -27,8 +27,10 @@ import sys
 import threading
 import time
 
-from mcp_min import (CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOCAL_NAMES, MAX_MESSAGE_BYTES,
-                     PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, RPCError, error_response, parse, valid_id)
+from mcp_full import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
+from mcp_http import LOCAL_NAMES
+from mcp_min import RPCError, error_response, valid_id
+from mcp_stdio import MAX_MESSAGE_BYTES, parse
 
 HOST, SERVER = "→", "←"
 DEFAULT_TIMEOUT = 10.0  # seconds a request may wait before the board flags it (the lab's client waits 30)
@@ -103,7 +105,7 @@ def read_line(line) -> tuple:
         except UnicodeDecodeError:
             return line.decode("utf-8", "replace"), False, None
     try:
-        return line, True, parse(line)  # mcp_min's parse: the same limits as the lab's own stdio server
+        return line, True, parse(line)  # mcp_stdio's parse: the same limits as the project's own stdio server
     except RPCError:
         return line, False, None
 

@@ -9,8 +9,9 @@
 
 import argparse, json, pathlib, subprocess, sys, time
 
-from mcp_min import (HttpTransport, InMemoryTransport, MCPClient, RPCError, StdioTransport, print_trace,
-                     request)
+from mcp_full import InMemoryTransport, MCPClient, RPCError, print_trace, request
+from mcp_http import HttpTransport
+from mcp_stdio import StdioTransport
 
 HERE = pathlib.Path(__file__).resolve().parent
 STATE_KEY = "demo-key"  # a fixed signing key for the demo server

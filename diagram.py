@@ -13,7 +13,7 @@ import pathlib
 import re
 import sys
 
-from mcp_min import InMemoryTransport, MCPClient, RPCError, print_trace
+from mcp_full import InMemoryTransport, MCPClient, RPCError, print_trace
 
 HERE = pathlib.Path(__file__).resolve().parent
 README = HERE / "README.md"

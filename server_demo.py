@@ -15,7 +15,9 @@ plus count_slowly, which reports progress and logs while it runs.
 import json, os, sys, time
 from typing import Literal
 
-from mcp_min import Context, MCPServer, serve_http, serve_stdio
+from mcp_full import Context, MCPServer
+from mcp_http import serve_http
+from mcp_stdio import serve_stdio
 
 LESSONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lessons")  # os.path: quicker to import than pathlib
 DEFAULT_ALLOW = ["add", "weather", "enable_subtract", "subtract", "search_docs", "count_lessons", "count_slowly"]

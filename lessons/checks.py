@@ -15,9 +15,9 @@ import time
 import urllib.parse
 
 import board
-import mcp_min
+import mcp_full
 from diagram import Recording
-from mcp_min import INVALID_PARAMS, InMemoryTransport, MCPClient, MCPServer, RPCError, notification, request
+from mcp_full import INVALID_PARAMS, InMemoryTransport, MCPClient, MCPServer, RPCError, notification, request
 
 
 def check(exercise: str, ns: dict):
@@ -70,21 +70,21 @@ def exercise_02_1(ns: dict):
                 raise OSError("the disk blinked")
             return "ok"
 
-        server = mcp_min.MCPServer("retry")
+        server = mcp_full.MCPServer("retry")
         server.add_resource("lab://flaky", flaky)
         server.add_resource("lab://broken", report)
         sent = Recording(echo=False)
-        client = mcp_min.MCPClient(mcp_min.InMemoryTransport(server, trace=sent))
+        client = mcp_full.MCPClient(mcp_full.InMemoryTransport(server, trace=sent))
         client.initialize()
         cases = [("resources/read", {"uri": "lab://flaky"}, None, 3),
-                 ("tools/delete", None, mcp_min.METHOD_NOT_FOUND, 1),
-                 ("resources/read", {"uri": "lab://broken"}, mcp_min.INTERNAL_ERROR, 3)]
+                 ("tools/delete", None, mcp_full.METHOD_NOT_FOUND, 1),
+                 ("resources/read", {"uri": "lab://broken"}, mcp_full.INTERNAL_ERROR, 3)]
         for method, params, code, tries in cases:
             sent.clear()
             try:
                 call_with_retry(client, method, params, attempts=3)
                 raised = None
-            except mcp_min.RPCError as exc:
+            except mcp_full.RPCError as exc:
                 raised = exc.code
             except Exception as exc:
                 return f"{method} raised {exc!r}"
@@ -107,13 +107,13 @@ def exercise_03_1(ns: dict):
 
     def check_gate() -> str:
         """Why SpecGateServer is not right yet, or an empty string."""
-        steps = [(mcp_min.request(1, "tools/list"), "error", "tools/list before initialize"),
-                 (mcp_min.request(2, "initialize", {**hello, "protocolVersion": 7}), "error", "a failed initialize"),
-                 (mcp_min.request(3, "tools/list"), "error", "tools/list after a failed initialize"),
-                 (mcp_min.request(4, "initialize", hello), "result", "initialize"),
-                 (mcp_min.request(5, "tools/list"), "result", "tools/list between the initialize response and initialized"),
-                 (mcp_min.notification("notifications/initialized"), None, "notifications/initialized"),
-                 (mcp_min.request(6, "tools/list"), "result", "tools/list on a live session")]
+        steps = [(mcp_full.request(1, "tools/list"), "error", "tools/list before initialize"),
+                 (mcp_full.request(2, "initialize", {**hello, "protocolVersion": 7}), "error", "a failed initialize"),
+                 (mcp_full.request(3, "tools/list"), "error", "tools/list after a failed initialize"),
+                 (mcp_full.request(4, "initialize", hello), "result", "initialize"),
+                 (mcp_full.request(5, "tools/list"), "result", "tools/list between the initialize response and initialized"),
+                 (mcp_full.notification("notifications/initialized"), None, "notifications/initialized"),
+                 (mcp_full.request(6, "tools/list"), "result", "tools/list on a live session")]
         server = SpecGateServer("lesson-3")
         for message, want, what in steps:
             answer = server.handle(message)
@@ -138,7 +138,7 @@ def exercise_03_2(ns: dict):
         for speaks, want in [(["2024-11-05"], False), (["2025-06-18"], True), (["2024-11-05", "2025-11-25"], True)]:
             server = make_server()
             try:
-                got = connect(mcp_min.InMemoryTransport(server), speaks)
+                got = connect(mcp_full.InMemoryTransport(server), speaks)
             except Exception as exc:
                 return f"connect raised {exc!r}"
             if got != want or server._initialized != want:
@@ -159,7 +159,7 @@ def exercise_04_2(ns: dict):
     def check_self_correcting() -> str:
         """Why SelfCorrectingServer is not right yet, or an empty string."""
         server = make_server(SelfCorrectingServer)
-        mcp_min.MCPClient(mcp_min.InMemoryTransport(server)).initialize()
+        mcp_full.MCPClient(mcp_full.InMemoryTransport(server)).initialize()
         cases = [({"name": "add", "arguments": {"x": 2}}, "isError", "a missing argument"),
                  ({"name": "add", "arguments": {"x": "two", "y": 3}}, "isError", "an argument of the wrong type"),
                  ({"name": "add", "arguments": {"x": 2, "y": 3}}, "result", "a good call"),
@@ -169,7 +169,7 @@ def exercise_04_2(ns: dict):
                  ({"arguments": {"x": 2, "y": 3}}, "error", "a request without a name"),
                  ({"name": "add", "arguments": [2, 3]}, "error", "arguments that are not an object")]
         for id, (params, want, what) in enumerate(cases, 2):
-            answer = server.handle(mcp_min.request(id, "tools/call", params))
+            answer = server.handle(mcp_full.request(id, "tools/call", params))
             got = "error" if "error" in answer else ("isError" if answer["result"].get("isError") else "result")
             if got != want:
                 return f"{what} got {got}, want {want}"

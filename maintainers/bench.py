@@ -330,8 +330,8 @@ class LineDriver:
         self.stdin, self.stdout = self.process.stdin.fileno(), self.process.stdout.fileno()
         self.rest = b""
         if handshake:
-            self.exchange(wire_line(mcp_min.request(0, "initialize", INIT_PARAMS)))
-            self.write(wire_line(mcp_min.notification("notifications/initialized")))
+            self.exchange(wire_line(mcp_full.request(0, "initialize", INIT_PARAMS)))
+            self.write(wire_line(mcp_full.notification("notifications/initialized")))
 
     def write(self, data: bytes):
         """Write all of data to the server's stdin."""
@@ -368,9 +368,9 @@ class HttpDriver:
         self.rest = b""
         self.headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         if handshake:  # the handshake era: a session of its own, named by Mcp-Session-Id
-            _, headers, _ = self.exchange(self.post(mcp_min.request(0, "initialize", INIT_PARAMS)))
+            _, headers, _ = self.exchange(self.post(mcp_full.request(0, "initialize", INIT_PARAMS)))
             self.headers |= {"Mcp-Session-Id": headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
-            self.exchange(self.post(mcp_min.notification("notifications/initialized")))
+            self.exchange(self.post(mcp_full.notification("notifications/initialized")))
 
     def post(self, message: dict) -> bytes:
         """A whole POST of message, headers and body, to send again and again."""
@@ -575,8 +575,8 @@ def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | N
     """Each path's contenders, in turn: {row: {"mcp_min"|"floor"|"sdk"|"bare": [calls/s a round]}}."""
     results = {}
     encoder, decoder = json.JSONEncoder(), json.JSONDecoder()
-    request = mcp_min.request(1, "tools/call", ADD)
-    response = mcp_min.response(1, ADD_RESULT)
+    request = mcp_full.request(1, "tools/call", ADD)
+    response = mcp_full.response(1, ADD_RESULT)
 
     def json_floor(i):  # the four json calls of one round trip: what crossing as JSON text costs at least
         decoder.decode(encoder.encode(request))
@@ -595,10 +595,10 @@ def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | N
             raise RuntimeError(reply["error"])
         return reply["result"]
 
-    memory = mcp_min.MCPClient(mcp_min.InMemoryTransport(server_demo.make_server()))
+    memory = mcp_full.MCPClient(mcp_full.InMemoryTransport(server_demo.make_server()))
     memory.initialize()
     assert bare_call(3) == memory.call_tool(**add(3)) == {"content": [{"type": "text", "text": "5"}]}
-    direct = mcp_min.MCPClient(DictTransport(server_demo.make_server()))
+    direct = mcp_full.MCPClient(DictTransport(server_demo.make_server()))
     direct.initialize()
     contenders = {"mcp_min": lambda: rate(lambda i: memory.call_tool(**add(i)), seconds),
                   "floor": lambda: rate(json_floor, seconds), "bare": lambda: rate(bare_call, seconds)}
@@ -618,7 +618,7 @@ def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | N
                "bare": LineDriver([sys.executable, str(tmp / "bare_server.py")], False)}
     if sdk:
         drivers["sdk"] = LineDriver([sys.executable, str(tmp / "sdk_server.py")])
-    own = mcp_min.MCPClient(mcp_min.StdioTransport(demo))
+    own = mcp_full.MCPClient(mcp_stdio.StdioTransport(demo))
     try:
         for name, driver in drivers.items():
             assert_adds(name, json.loads(driver.exchange(line)), request)
@@ -658,7 +658,7 @@ def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | N
         results["HTTP, bare driver"] = take_turns(
             {name: lambda name=name: rate(lambda i: drivers[name].exchange(posts[name]), seconds) for name in drivers},
             rounds)
-        own = mcp_min.MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{ports['mcp_min']}/mcp"))
+        own = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{ports['mcp_min']}/mcp"))
         own.initialize()
         contenders = {"mcp_min": lambda: rate(lambda i: own.call_tool(**add(i)), seconds),
                       "floor": lambda: rate(lambda i: drivers["floor"].exchange(posts["floor"]), seconds)}
@@ -680,10 +680,10 @@ def assert_adds(name: str, answer: dict, request: dict):
         assert answer["result"]["content"] == ADD_RESULT["content"], (name, answer)
 
 
-class DictTransport(mcp_min.Transport):
+class DictTransport(mcp_full.Transport):
     """MCPClient straight to server.handle, the dict itself, no JSON: the counterpart of the SDK's direct dispatch."""
 
-    def __init__(self, server: mcp_min.MCPServer):
+    def __init__(self, server: mcp_full.MCPServer):
         super().__init__()
         self.server = server
 
@@ -723,15 +723,15 @@ def scaling_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | None
     results = {}
     encoder, decoder = json.JSONEncoder(), json.JSONDecoder()
     for size in CATALOG_SIZES:  # in memory, JSON each way
-        server = mcp_min.MCPServer("catalog", page_size=size)  # one page: the floor, too, moves the whole list at once
+        server = mcp_full.MCPServer("catalog", page_size=size)  # one page: the floor, too, moves the whole list at once
         for i in range(size):
             server.add_tool(f"tool_{i}", lambda x, y: x + y, "Add two integers.",
                             {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
                              "required": ["x", "y"]})
-        client = mcp_min.MCPClient(mcp_min.InMemoryTransport(server))
+        client = mcp_full.MCPClient(mcp_full.InMemoryTransport(server))
         client.initialize()
-        request = mcp_min.request(1, "tools/list")
-        response = mcp_min.response(1, server.handle(request)["result"])
+        request = mcp_full.request(1, "tools/list")
+        response = mcp_full.response(1, server.handle(request)["result"])
         assert len(client.list_tools(refresh=True)) == size
 
         def floor(i, request=request, response=response):
@@ -753,7 +753,7 @@ def scaling_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | None
     try:
         for size in ARGUMENT_SIZES:  # stdio, the bare line driver: the servers' own work only
             text = ("0123456789abcdef" * (size // 16 + 1))[:size]
-            line = wire_line(mcp_min.request(1, "tools/call", {"name": "echo", "arguments": {"text": text}}))
+            line = wire_line(mcp_full.request(1, "tools/call", {"name": "echo", "arguments": {"text": text}}))
             for name, driver in drivers.items():
                 answer = json.loads(driver.exchange(line))
                 echoed = answer["params"]["arguments"] if name == "floor" else answer["result"]["content"][0]
@@ -780,7 +780,7 @@ def scaling_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | None
 def together(drivers: list, seconds: float) -> float:
     """Calls per second of all drivers at once, each with one tools/call add in flight. One thread serves them
     all through a selector: 64 threads would spend the bench's own share of the cores taking turns at the GIL."""
-    posts = {driver.socket: (driver, driver.post(mcp_min.request(1, "tools/call", ADD))) for driver in drivers}
+    posts = {driver.socket: (driver, driver.post(mcp_full.request(1, "tools/call", ADD))) for driver in drivers}
     selector = selectors.DefaultSelector()
     for sock, (driver, post) in posts.items():
         sock.setblocking(False)
@@ -841,8 +841,8 @@ def launch_time(command: list, env: dict, answers: bool = True) -> float:
     if not answers:
         subprocess.run(command, check=True, env=env)
         return time.perf_counter() - start
-    lines = [mcp_min.request(1, "initialize", INIT_PARAMS), mcp_min.notification("notifications/initialized"),
-             mcp_min.request(2, "ping")]
+    lines = [mcp_full.request(1, "initialize", INIT_PARAMS), mcp_full.notification("notifications/initialized"),
+             mcp_full.request(2, "ping")]
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                bufsize=0, env=env)
     process.stdin.write(b"".join(wire_line(message) for message in lines))
@@ -907,7 +907,7 @@ def cells(values: dict, with_sdk: bool) -> list:
 def session_bytes(tools: int) -> float:
     """Bytes a handshake session over HTTP holds, opened as http_server opens one: server.session(), initialized."""
     import tracemalloc
-    server = mcp_min.MCPServer("weighed")
+    server = mcp_full.MCPServer("weighed")
     for i in range(tools):
         server.add_tool(f"tool_{i}", lambda x, y: x + y, "Add two integers.",
                         {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
@@ -917,8 +917,8 @@ def session_bytes(tools: int) -> float:
     before = tracemalloc.get_traced_memory()[0]
     for _ in range(20):
         session = server.session()
-        session.handle(mcp_min.request(1, "initialize", INIT_PARAMS))
-        session.handle(mcp_min.notification("notifications/initialized"))
+        session.handle(mcp_full.request(1, "initialize", INIT_PARAMS))
+        session.handle(mcp_full.notification("notifications/initialized"))
         sessions.append(session)
     held = (tracemalloc.get_traced_memory()[0] - before) / len(sessions)
     tracemalloc.stop()
@@ -1114,10 +1114,10 @@ def write_readme(section: str):
 def parse_cases() -> list:
     """(case, bytes): the messages that stress parse()'s nesting guard, and a plain short one."""
     def call(arguments):
-        return json.dumps(mcp_min.request(1, "tools/call", {"name": "echo", "arguments": arguments})).encode()
+        return json.dumps(mcp_full.request(1, "tools/call", {"name": "echo", "arguments": arguments})).encode()
     code = json.dumps([{"id": i, "name": f"n{i}", "tags": ["a", "b"]} for i in range(55_000)])
     return [
-        ("a short tools/call (add)", json.dumps(mcp_min.request(1, "tools/call", ADD)).encode()),
+        ("a short tools/call (add)", json.dumps(mcp_full.request(1, "tools/call", ADD)).encode()),
         ("a 3.9 MB string argument, no brackets", call({"text": "x" * 3_900_000})),
         ("100,000 small objects", call({"items": [{"id": i, "name": f"n{i}"} for i in range(100_000)]})),
         ("a 3.9 MB string full of brackets", call({"text": "[{]}" * 975_000})),
@@ -1133,8 +1133,8 @@ def parse_table(rounds: int, seconds: float) -> list:
              table_row(["---", "---:", "---:", "---:", "---:"])]
     for case, data in parse_cases():
         # json.loads here is the same prebuilt decoder that parse() uses, on the same text: only the guard differs.
-        values = take_turns({"json": lambda data=data: rate(lambda i: mcp_min.DECODER.decode(data.decode("utf-8")), seconds),
-                             "parse": lambda data=data: rate(lambda i: mcp_min.parse(data), seconds)}, rounds)
+        values = take_turns({"json": lambda data=data: rate(lambda i: mcp_stdio.DECODER.decode(data.decode("utf-8")), seconds),
+                             "parse": lambda data=data: rate(lambda i: mcp_stdio.parse(data), seconds)}, rounds)
         lines.append(table_row([case, size_text(len(data)), spread(values["json"]), spread(values["parse"]),
                                 spread(ratios(values["json"], values["parse"]))]))
     return lines

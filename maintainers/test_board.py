@@ -28,15 +28,14 @@ import pytest
 
 import board
 from board import Board, Fault, Session
-from mcp_min import (STATELESS_CAPABILITIES, CLIENT_CAPABILITIES_KEY, InMemoryTransport, MCPClient, PROTOCOL_VERSION_KEY, RPCError,
-                     error_response, notification, request, response)
+from mcp_full import (CAPABILITIES, CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, InMemoryTransport, MCPClient, RPCError, error_response, notification, request, response)
 from server_demo import make_server
 from test_transports import LinePipe
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 PYTHON = sys.executable
 DEMO = [PYTHON, str(HERE / "server_demo.py")]
-TAP = [PYTHON, str(HERE / "mcp_min.py"), "tap"]
+TAP = [PYTHON, str(HERE / "tap.py")]
 BOARD = [PYTHON, str(HERE / "board.py")]
 TIMEOUT = 10  # seconds: the most any single wait in this file may take
 STATE_KEY = b"test-board"  # a fixed requestState key, so recorded sessions repeat exactly
@@ -702,7 +701,7 @@ def test_relay_passes_every_byte_unchanged_both_ways(tmp_path):
 
 
 def test_board_logs_as_the_tap_does(tmp_path):
-    # The same log, line for line, as `python mcp_min.py tap --log` for the same exchange.
+    # The same log, line for line, as `python tap.py --log` for the same exchange.
     data = b"".join(line(m) for m in HOST_SCRIPT[:3]) + b"not json\n"
     run_lines(TAP + ["--log", str(tmp_path / "tap.log"), "--"] + DEMO, data)
     run_lines(BOARD + ["--log", str(tmp_path / "board.log"), "--"] + DEMO, data)

@@ -14,10 +14,12 @@ import time
 
 import pytest
 
-import mcp_min
+import mcp_full
+import mcp_http
+import mcp_stdio
 import server_demo
-import test_mcp_min
-from mcp_min import Context, MCPClient, MCPServer, RPCError, notification, request, response
+import test_full
+from mcp_full import Context, MCPClient, MCPServer, RPCError, notification, request, response
 from test_transports import (DEMO, KINDS, META, TIMEOUT, LinePipe, connected, http_endpoint, line, stateless,
                              text_result)
 
@@ -68,8 +70,8 @@ def test_the_handshake_era_refuses_to_ask_a_client_without_the_capability(kind):
 
 def test_a_client_without_a_callback_answers_minus_32601():
     # A server request the client has no callback for gets -32601 back, and the tool reports it.
-    server = test_mcp_min.asking_server([])
-    client = MCPClient(mcp_min.InMemoryTransport(server))
+    server = test_full.asking_server([])
+    client = MCPClient(mcp_full.InMemoryTransport(server))
     client.capabilities = {"roots": {}}  # declared, yet no on_roots: a client bug, answered cleanly
     client.initialize()
     result = client.call_tool("folders")
@@ -79,8 +81,8 @@ def test_a_client_without_a_callback_answers_minus_32601():
 
 def test_a_client_may_say_its_roots_changed():
     # notifications/roots/list_changed is a notification: no response, and the session goes on.
-    server = test_mcp_min.asking_server([])
-    client = MCPClient(mcp_min.InMemoryTransport(server), on_roots=lambda q: {"roots": []})
+    server = test_full.asking_server([])
+    client = MCPClient(mcp_full.InMemoryTransport(server), on_roots=lambda q: {"roots": []})
     client.initialize()
     client.notify("notifications/roots/list_changed")
     assert client.call_tool("folders")["content"] == text_result("[]")["content"]
@@ -130,11 +132,11 @@ def test_ping_is_answered_while_a_slow_tool_runs_over_stdio():
 def test_ping_is_answered_while_a_slow_tool_runs_over_http():
     # Two connections of one session: the ping's POST is answered while the first POST still streams progress.
     with http_endpoint() as port:
-        caller = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        caller = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
         seen = []
         client = MCPClient(caller, on_progress=lambda params: seen.append(("progress", params["progress"])))
         client.initialize()
-        pinger = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        pinger = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
         pinger.session_id, pinger.protocol_version = caller.session_id, caller.protocol_version
         pinged = threading.Event()
 
@@ -158,7 +160,7 @@ def test_ping_is_answered_while_a_slow_tool_runs_over_http():
 def test_ping_is_answered_while_a_slow_tool_runs_in_memory():
     # handle() may be called from two threads at once: a ping does not wait for the running tool.
     server = server_demo.make_server()
-    client = MCPClient(mcp_min.InMemoryTransport(server))
+    client = MCPClient(mcp_full.InMemoryTransport(server))
     client.initialize()
     order = []
     started = threading.Event()
@@ -199,7 +201,7 @@ def test_a_slow_request_that_ends_leaves_the_next_readers_clock_alone():
 
     to_server, from_server = os.pipe(), os.pipe()
     with open(to_server[0], "rb", buffering=0) as stdin, open(from_server[1], "wb", buffering=0) as stdout:
-        serving = threading.Thread(target=mcp_min.serve_stdio, args=(server, stdin, stdout), daemon=True)
+        serving = threading.Thread(target=mcp_stdio.serve_stdio, args=(server, stdin, stdout), daemon=True)
         serving.start()
         pipe = LinePipe(files=(open(to_server[1], "wb", buffering=0), open(from_server[0], "rb", buffering=0)))
         pipe.write(handshake_lines())
@@ -250,7 +252,7 @@ def test_a_request_that_ended_is_forgotten_so_a_late_cancel_reaches_nothing():
         kept.append(ctx)
         return "kept"
 
-    client = MCPClient(mcp_min.InMemoryTransport(server))
+    client = MCPClient(mcp_full.InMemoryTransport(server))
     client.initialize()
     client.call_tool("remember")
     client.notify("notifications/cancelled", {"requestId": kept[0].id, "reason": "too late"})
@@ -294,7 +296,7 @@ def test_closing_the_stream_cancels_a_stateless_call_over_http():
         while not record and time.monotonic() < deadline:
             time.sleep(0.02)
         assert record and record[0].startswith("cancelled after")
-        client = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp"))
+        client = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp"))
         client.connect()
         assert [tool["name"] for tool in client.list_tools()] == ["spin"]
 
@@ -304,10 +306,10 @@ def test_notifications_cancelled_reaches_a_call_in_an_http_session():
     record = []
     with http_endpoint(lambda: cancelling_server(record)) as port:
         url = f"http://127.0.0.1:{port}/mcp"
-        caller = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        caller = mcp_http.HttpTransport(url, timeout=TIMEOUT)
         client = MCPClient(caller)
         client.initialize()
-        other = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        other = mcp_http.HttpTransport(url, timeout=TIMEOUT)
         other.session_id, other.protocol_version = caller.session_id, caller.protocol_version
 
         def cancel_soon():
@@ -325,7 +327,7 @@ def test_the_client_cancels_when_its_own_timeout_expires_and_ignores_the_late_re
     # StdioTransport(timeout=0.3): count_slowly 5 takes 0.5 s, so the client sends notifications/cancelled
     # and raises; the next call gets its own response, never the late one.
     wire = []
-    transport = mcp_min.StdioTransport(DEMO, timeout=0.3, trace=lambda d, m: wire.append((d, m)))
+    transport = mcp_stdio.StdioTransport(DEMO, timeout=0.3, trace=lambda d, m: wire.append((d, m)))
     client = MCPClient(transport)
     client.initialize()
     with pytest.raises(TimeoutError):
@@ -352,7 +354,7 @@ def test_progress_reaches_an_http_client_before_the_tool_finishes():
         return "heard" if heard.wait(TIMEOUT) else "nobody heard"
 
     with http_endpoint(lambda: server) as port:
-        client = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT),
+        client = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT),
                            on_progress=lambda params: heard.set())
         client.connect()
         assert client.call_tool("wait_to_be_heard", progress=True)["content"] == text_result("heard")["content"]
@@ -415,8 +417,8 @@ def test_a_cancelled_listen_stream_ends_without_a_response():
 
 def test_listen_delivers_resource_updates_only_for_the_uris_asked():
     # resourceSubscriptions names URIs: resources/updated arrives for those alone.
-    server = test_mcp_min.course_server()
-    transport = mcp_min.InMemoryTransport(server)
+    server = test_full.course_server()
+    transport = mcp_full.InMemoryTransport(server)
     ack = transport.listen(listen_request(1, resourceSubscriptions=["file:///readme.txt"]))
     assert ack["params"]["notifications"] == {"resourceSubscriptions": ["file:///readme.txt"]}
     server.resource_updated("file:///readme.txt")
@@ -427,7 +429,7 @@ def test_listen_delivers_resource_updates_only_for_the_uris_asked():
 
 def test_listen_is_a_2026_method():
     # In a handshake session there is no subscriptions/listen: -32601.
-    server = test_mcp_min.ready_server()
+    server = test_full.ready_server()
     reply = server.handle(request(9, "subscriptions/listen", {"notifications": {"toolsListChanged": True}}))
     assert reply["error"]["code"] == -32601
 
@@ -475,12 +477,12 @@ def test_many_concurrent_http_clients_on_one_session_lose_nothing():
     # Eight threads, 25 calls each, all on one handshake session: every response is its own.
     with http_endpoint() as port:
         url = f"http://127.0.0.1:{port}/mcp"
-        first = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        first = mcp_http.HttpTransport(url, timeout=TIMEOUT)
         MCPClient(first).initialize()
         results, errors = {}, []
 
         def caller(worker: int):
-            transport = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+            transport = mcp_http.HttpTransport(url, timeout=TIMEOUT)
             transport.session_id, transport.protocol_version = first.session_id, first.protocol_version
             try:
                 for n in range(25):
@@ -503,8 +505,8 @@ def test_many_concurrent_http_clients_on_one_session_lose_nothing():
 
 def test_a_transport_with_no_client_behind_it_answers_a_question_with_minus_32601():
     # A bare transport (no MCPClient set its on_request) has nobody to ask: it says so, and the tool hears it.
-    server = test_mcp_min.confirming_server()
-    transport = mcp_min.InMemoryTransport(server)
+    server = test_full.confirming_server()
+    transport = mcp_full.InMemoryTransport(server)
     transport.send(request(1, "initialize", INIT))  # declares elicitation, as a client that then cannot answer
     transport.send(notification("notifications/initialized"))
     reply = transport.send(request(2, "tools/call", {"name": "delete_db"}))

@@ -15,8 +15,10 @@ import time
 
 import pytest
 
-import mcp_min
-from mcp_min import Context, InMemoryTransport, MCPClient, MCPServer
+import mcp_full
+import mcp_http
+import mcp_stdio
+from mcp_full import Context, InMemoryTransport, MCPClient, MCPServer
 from test_lessons import LESSONS, NOTEBOOKS, build, exercise_cells, notebook, stdout_of
 from test_transports import DEMO, TIMEOUT, http_endpoint
 
@@ -220,7 +222,8 @@ def test_a_dict_with_a_stray_type_key_is_data_not_a_content_block():
 
 BUGGY = """import sys
 sys.path.insert(0, {root!r})
-from mcp_min import MCPServer, serve_stdio
+from mcp_full import MCPServer
+from mcp_stdio import serve_stdio
 
 server = MCPServer("buggy")
 
@@ -239,8 +242,8 @@ def test_a_tools_own_bug_names_its_line_on_stderr_and_never_on_stdout(tmp_path):
     # The client reads the isError text; the server's author reads where it happened, on stderr.
     script = tmp_path / "buggy.py"
     script.write_text(BUGGY.format(root=str(HERE)), encoding="utf-8")
-    meta = {mcp_min.PROTOCOL_VERSION_KEY: "2026-07-28", mcp_min.CLIENT_CAPABILITIES_KEY: {}}
-    call = mcp_min.request(1, "tools/call", {"name": "average", "arguments": {"numbers": []}, "_meta": meta})
+    meta = {mcp_full.PROTOCOL_VERSION_KEY: "2026-07-28", mcp_full.CLIENT_CAPABILITIES_KEY: {}}
+    call = mcp_full.request(1, "tools/call", {"name": "average", "arguments": {"numbers": []}, "_meta": meta})
     done = subprocess.run([sys.executable, str(script)], input=json.dumps(call).encode() + b"\n",
                           capture_output=True, timeout=TIMEOUT)
     [reply] = [json.loads(line) for line in done.stdout.splitlines()]
@@ -255,11 +258,11 @@ def test_a_client_used_before_it_connects_says_so_on_every_transport(kind):
     # The same clear error, before anything is sent, whatever the transport.
     if kind == "http":
         with http_endpoint() as port:
-            client = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp"))
+            client = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp"))
             with pytest.raises(RuntimeError) as early:
                 client.call_tool("add", {"x": 1, "y": 2})
     else:
-        transport = (InMemoryTransport(MCPServer("x")) if kind == "memory" else mcp_min.StdioTransport(DEMO))
+        transport = (InMemoryTransport(MCPServer("x")) if kind == "memory" else mcp_stdio.StdioTransport(DEMO))
         client = MCPClient(transport)
         with pytest.raises(RuntimeError) as early:
             client.call_tool("add", {"x": 1, "y": 2})
@@ -267,7 +270,7 @@ def test_a_client_used_before_it_connects_says_so_on_every_transport(kind):
     assert str(early.value) == "connect first: client.connect() (or client.initialize()) before tools/call"
 
 
-class Silent(mcp_min.Transport):
+class Silent(mcp_full.Transport):
     """A transport to a server that never answers: it notes how long each request was given."""
 
     def __init__(self):
@@ -390,7 +393,7 @@ def test_the_readmes_own_server_runs_verbatim_from_another_folder(tmp_path):
     script = tmp_path / "my_server.py"
     script.write_text(readme_block("Serving your own tools"), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(HERE)}  # what pip install -e . gives
-    client = MCPClient(mcp_min.StdioTransport([sys.executable, str(script)], env=env, timeout=TIMEOUT))
+    client = MCPClient(mcp_stdio.StdioTransport([sys.executable, str(script)], env=env, timeout=TIMEOUT))
     client.connect()
     assert [tool["name"] for tool in client.list_tools()] == ["add", "count"]
     assert client.call_tool("add", {"x": 2, "y": 3})["content"][0]["text"] == "5"
@@ -413,6 +416,6 @@ def test_pip_install_makes_mcp_min_importable_from_any_folder(tmp_path, editable
     done = subprocess.run(pip + (["-e", str(project)] if editable else [str(project)]), capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import mcp_min; print(mcp_min.MCPServer.__name__)"],
+    probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import mcp_min; print(mcp_full.MCPServer.__name__)"],
                            capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path)
     assert probe.stdout == "MCPServer\n"

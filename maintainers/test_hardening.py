@@ -18,11 +18,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-import mcp_min
+import mcp_full
+import mcp_http
+import mcp_stdio
 import server_demo
-from mcp_min import (CLIENT_CAPABILITIES_KEY, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, MAX_DEPTH,
-                     MAX_MESSAGE_BYTES, PARSE_ERROR, PROTOCOL_VERSION_KEY, TOOL_NOT_ALLOWED, HttpTransport,
-                     InMemoryTransport, MCPClient, MCPServer, RPCError, StdioTransport, notification, request)
+from mcp_full import (CLIENT_CAPABILITIES_KEY, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, PROTOCOL_VERSION_KEY, TOOL_NOT_ALLOWED, InMemoryTransport, MCPClient, MCPServer, RPCError, notification, request)
+from mcp_http import HttpTransport
+from mcp_stdio import MAX_DEPTH, MAX_MESSAGE_BYTES, StdioTransport
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "hardening", "version": "1"}}
@@ -33,7 +35,7 @@ sys.path[:0] = [{root!r}, {root!r} + "/maintainers"]
 import mcp_min
 import test_hardening
 marks = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else None
-mcp_min.serve_stdio(test_hardening.{builder}(lambda name: (marks / name).touch()))
+mcp_stdio.serve_stdio(test_hardening.{builder}(lambda name: (marks / name).touch()))
 """
 
 
@@ -282,9 +284,9 @@ def nested_call(id, depth: int) -> bytes:
 
 def test_parse_takes_max_depth_and_refuses_one_level_more():
     # The depth the module promises to read, and a clear parse error just past it.
-    assert mcp_min.parse(nested_call(1, MAX_DEPTH))["id"] == 1
+    assert mcp_stdio.parse(nested_call(1, MAX_DEPTH))["id"] == 1
     with pytest.raises(RPCError) as refused:
-        mcp_min.parse(nested_call(2, MAX_DEPTH + 1))
+        mcp_stdio.parse(nested_call(2, MAX_DEPTH + 1))
     assert refused.value.code == PARSE_ERROR
     assert str(MAX_DEPTH) in refused.value.message
 
@@ -310,10 +312,10 @@ def test_stdio_limits_give_clear_errors_and_the_session_goes_on():
 
 
 class ServedHttp:
-    """mcp_min.http_server on a free loopback port, served by a thread until the with-block ends."""
+    """mcp_http.http_server on a free loopback port, served by a thread until the with-block ends."""
 
     def __init__(self, factory):
-        self.httpd = mcp_min.http_server(factory, port=0)
+        self.httpd = mcp_http.http_server(factory, port=0)
         self.port = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -19,10 +19,12 @@ import time
 
 import pytest
 
-import mcp_min
+import mcp_full
+import mcp_http
+import mcp_stdio
 import server_demo
-import test_mcp_min
-from mcp_min import Context, MCPClient, MCPServer, RPCError, notification, request, response
+import test_full
+from mcp_full import Context, MCPClient, MCPServer, RPCError, notification, request, response
 from test_transports import DEMO, HERE, META, TIMEOUT, http_endpoint, pong, stateless, text_result
 
 
@@ -66,10 +68,10 @@ def test_a_slow_stateless_call_does_not_hold_up_another_client():
     # still runs: A's progress goes on after B's response.
     with http_endpoint() as port:
         events = []
-        a = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT),
+        a = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT),
                       on_progress=lambda params: events.append(("a", params["progress"])))
         a.connect()
-        b = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
+        b = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
         b.connect()
 
         def b_after_first_progress():
@@ -317,9 +319,9 @@ def test_template_variables_never_carry_a_path_the_template_does_not_allow(uri, 
 
 def test_a_state_minted_statelessly_is_nothing_in_a_handshake_session():
     # The handshake era has no rounds: a requestState and inputResponses there skip no question.
-    server = test_mcp_min.confirming_server()
-    state = server.handle(request(1, "tools/call", {"name": "delete_db", "_meta": test_mcp_min.ELICIT_META}))["result"]
-    server.handle(request(2, "initialize", test_mcp_min.INIT))
+    server = test_full.confirming_server()
+    state = server.handle(request(1, "tools/call", {"name": "delete_db", "_meta": test_full.ELICIT_META}))["result"]
+    server.handle(request(2, "initialize", test_full.INIT))
     server.handle(notification("notifications/initialized"))
     forged = {"name": "delete_db", "requestState": state["requestState"], "inputResponses": {"confirm": {"action": "accept"}}}
     assert server.handle(request(3, "tools/call", forged))["error"]["code"] == -32021  # it would have to ask
@@ -328,12 +330,12 @@ def test_a_state_minted_statelessly_is_nothing_in_a_handshake_session():
 def test_spent_states_are_forgotten_once_they_expire(monkeypatch):
     # The memory of spent states holds only those that could still be presented.
     monkeypatch.setattr(mcp_min, "STATE_TTL_S", 1)
-    server = test_mcp_min.asking_server([])
+    server = test_full.asking_server([])
     for _ in range(5):
-        test_mcp_min.retry(server, test_mcp_min.first_state(server))
+        test_full.retry(server, test_full.first_state(server))
     assert len(server._states_spent) == 5
-    monkeypatch.setattr(mcp_min.time, "time", lambda real=time.time: real() + 5)
-    test_mcp_min.retry(server, test_mcp_min.first_state(server))
+    monkeypatch.setattr(mcp_full.time, "time", lambda real=time.time: real() + 5)
+    test_full.retry(server, test_full.first_state(server))
     assert len(server._states_spent) == 1
 
 
@@ -342,7 +344,7 @@ def test_spent_states_are_forgotten_once_they_expire(monkeypatch):
 def test_http_transport_works_again_after_a_timeout():
     # The timed-out connection is closed (for 2026-07-28, that is the cancel); the next POST opens a new one.
     with http_endpoint() as port:
-        client = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=0.3))
+        client = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=0.3))
         client.connect()
         with pytest.raises(TimeoutError):
             client.call_tool("count_slowly", {"n": 5})
@@ -400,7 +402,7 @@ def test_an_event_stream_cut_anywhere_across_chunks_is_read_whole():
     answer = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
               + chunked(events))
     with scripted_http(answer, answer.replace(b'"id": 1', b'"id": 2')) as (port, opened):
-        transport = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
         assert (transport.send(request(1, "ping")), transport.send(request(2, "ping")), transport.drain(),
                 len(opened)) == (pong(1), pong(2), [progress, progress], 1)  # both on one kept-alive connection
 
@@ -410,7 +412,7 @@ def test_connection_close_makes_the_next_post_open_a_new_connection():
     body = json.dumps(pong(1)).encode()
     with scripted_http(first % (len(body), body), first % (len(body), body.replace(b'"id": 1', b'"id": 2'))) as (
             port, opened):
-        transport = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
         assert (transport.send(request(1, "ping")), transport.send(request(2, "ping")), len(opened)) == (
             pong(1), pong(2), 2)
 
@@ -419,7 +421,7 @@ def test_a_connection_the_server_closed_while_idle_is_not_used_again(quick_deadl
     # The server cuts an idle kept-alive connection (here after 1 s; uvicorn, the SDK's server, after 5 s): the
     # client's next request goes on a new connection instead of failing once.
     with http_endpoint() as port:
-        client = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
+        client = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
         client.connect()
         first = client.call_tool("add", {"x": 2, "y": 3})["content"]
         closed = client.transport.connection.socket
@@ -437,7 +439,7 @@ def test_a_connection_the_server_closed_while_idle_is_not_used_again(quick_deadl
 ])
 def test_a_malformed_http_response_is_one_connection_error_naming_the_problem(case, answer, problem):
     with scripted_http(answer) as (port, _):
-        transport = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
         with pytest.raises(ConnectionError) as caught:
             transport.send(request(1, "ping"))
         assert problem in str(caught.value)
@@ -445,7 +447,7 @@ def test_a_malformed_http_response_is_one_connection_error_naming_the_problem(ca
 
 def test_a_large_request_after_a_timeout_does_not_deadlock_over_stdio():
     # The server still reads while its tool runs, and the client's write has a deadline of its own.
-    transport = mcp_min.StdioTransport(DEMO, timeout=0.3)
+    transport = mcp_stdio.StdioTransport(DEMO, timeout=0.3)
     client = MCPClient(transport)
     client.initialize()
     with pytest.raises(TimeoutError):
@@ -476,11 +478,11 @@ else:
 """
 
 
-def flooding(tmp_path, mode: str, timeout: float = 1.0) -> mcp_min.StdioTransport:
+def flooding(tmp_path, mode: str, timeout: float = 1.0) -> mcp_stdio.StdioTransport:
     """A StdioTransport to a child that answers the first line it reads in the given bad way."""
     script = tmp_path / "flooder.py"
     script.write_text(FLOODER, encoding="utf-8")
-    return mcp_min.StdioTransport([sys.executable, str(script), mode], timeout=timeout)
+    return mcp_stdio.StdioTransport([sys.executable, str(script), mode], timeout=timeout)
 
 
 @pytest.mark.parametrize("mode", ["endless line", "notification flood"])
@@ -490,8 +492,8 @@ def test_the_deadline_holds_whatever_keeps_arriving_and_memory_stays_bounded(tmp
     try:
         with pytest.raises(TimeoutError):
             transport.send(request(1, "ping"))
-        assert len(transport._partial) <= mcp_min.MAX_MESSAGE_BYTES
-        assert len(transport.notifications) <= mcp_min.MAX_KEPT_NOTIFICATIONS
+        assert len(transport._partial) <= mcp_stdio.MAX_MESSAGE_BYTES
+        assert len(transport.notifications) <= mcp_full.MAX_KEPT_NOTIFICATIONS
     finally:
         transport.process.kill()
         transport.process.wait()
@@ -530,8 +532,8 @@ def test_a_response_with_an_id_that_only_looks_like_ours_is_not_ours(tmp_path, i
 
 def test_many_list_changes_before_one_response_make_one_new_list():
     # 2,000 invalidations say one thing: the list changed. The client fetches it once.
-    server = test_mcp_min.course_server()
-    client = MCPClient(mcp_min.InMemoryTransport(server))
+    server = test_full.course_server()
+    client = MCPClient(mcp_full.InMemoryTransport(server))
     client.initialize()
     wire = []
     client.transport.trace = lambda d, m: wire.append(m)
@@ -552,7 +554,7 @@ def test_an_allow_list_given_as_one_string_is_refused():
 
 def tap_command(*server: str) -> list:
     """The tap in front of a server command."""
-    return [sys.executable, str(HERE / "mcp_min.py"), "tap", "--", *server]
+    return [sys.executable, str(HERE / "tap.py"), "--", *server]
 
 
 STUBBORN = [sys.executable, "-c", "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
@@ -600,7 +602,7 @@ def test_a_very_long_line_crosses_the_tap_whole(tmp_path):
     line = b'{"jsonrpc": "2.0", "method": "notifications/x", "params": {"pad": "' + b"y" * 16_000_000 + b'"}}\n'
     echo = [sys.executable, "-c", "import sys, shutil; shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)"]
     log = tmp_path / "tap.log"
-    done = subprocess.run([sys.executable, str(HERE / "mcp_min.py"), "tap", "--log", str(log), "--", *echo],
+    done = subprocess.run([sys.executable, str(HERE / "tap.py"), "--log", str(log), "--", *echo],
                           input=line, capture_output=True, timeout=TIMEOUT * 4)
     assert done.stdout == line and done.returncode == 0
     assert len(log.read_bytes()) == 2 * (len("→ ".encode()) + len(line))  # each line logged once, each way
@@ -634,11 +636,11 @@ def test_a_long_run_of_sessions_and_calls_leaves_nothing_behind(monkeypatch):
     with http_endpoint() as port:
         url = f"http://127.0.0.1:{port}/mcp"
         for _ in range(400):
-            client = MCPClient(mcp_min.HttpTransport(url))
+            client = MCPClient(mcp_http.HttpTransport(url))
             client.initialize()
             client.call_tool("add", {"x": 1, "y": 1})
             client.close()
-        stateless_client = MCPClient(mcp_min.HttpTransport(url))
+        stateless_client = MCPClient(mcp_http.HttpTransport(url))
         stateless_client.connect()
         for n in range(2000):
             assert stateless_client.call_tool("add", {"x": n, "y": 0})["content"][0]["text"] == str(n)

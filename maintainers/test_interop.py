@@ -42,7 +42,7 @@ import mcp_min  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 SERVER_DEMO = str(HERE / "server_demo.py")
-MCP_MIN = str(HERE / "mcp_min.py")
+TAP = str(HERE / "tap.py")
 
 SDK_DEADLINE = 20  # seconds for one whole SDK client session; the auto probe alone may wait 10 s
 READ_TIMEOUT = 5  # seconds the SDK client waits for any one answer
@@ -63,7 +63,7 @@ MODERN = "2026-07-28"
 def tapped_demo(log: pathlib.Path, *demo_args: str) -> StdioServerParameters:
     """server_demo.py behind mcp_min's wire tap, which logs every line to log as `→ {json}` / `← {json}`."""
     return StdioServerParameters(command=sys.executable, cwd=str(HERE),
-                                 args=[MCP_MIN, "tap", "--log", str(log), "--", sys.executable, SERVER_DEMO,
+                                 args=[TAP, "--log", str(log), "--", sys.executable, SERVER_DEMO,
                                        *demo_args])
 
 
@@ -342,7 +342,7 @@ def test_official_client_reads_a_non_ascii_uri_over_http_with_a_base64_mcp_name(
     error = anyio.run(scenario)
     assert names[-1] == "=?base64?" + base64.b64encode(uri.encode()).decode() + "?="
     # server_demo knows no such policy: over stdio this is -32602 with data {"uri": ...}, never a header mismatch.
-    assert (error.code, error.data) == (mcp_min.INVALID_PARAMS, {"uri": uri}), (error.code, error.message)
+    assert (error.code, error.data) == (mcp_full.INVALID_PARAMS, {"uri": uri}), (error.code, error.message)
 
 
 # ---- 3. mcp_min's client drives a server written with the SDK ----
@@ -353,7 +353,7 @@ def test_mcp_min_client_calls_sdk_server_over_stdio_in_each_mode(mode, era, vers
     script = tmp_path / "sdk_server.py"
     script.write_text(SDK_SERVER, encoding="utf-8")
     with open(tmp_path / "sdk_server.stderr", "wb") as stderr:  # the SDK logs a traceback for explode
-        client = mcp_min.MCPClient(mcp_min.StdioTransport([sys.executable, str(script)], timeout=10,
+        client = mcp_full.MCPClient(mcp_stdio.StdioTransport([sys.executable, str(script)], timeout=10,
                                                           stderr=stderr))
         try:
             client.connect(mode=mode)
@@ -395,7 +395,7 @@ def test_mcp_min_client_calls_sdk_server_over_stdio_in_each_mode(mode, era, vers
 @pytest.mark.parametrize("mode, era, version", [("auto", "stateless", MODERN), ("handshake", "handshake", "2025-11-25")])
 def test_mcp_min_client_calls_sdk_server_over_http_in_each_mode(mode, era, version, sdk_http_url):
     # mcp_min's HttpTransport talks to the SDK's Streamable HTTP server (JSON or event-stream answers) in both eras.
-    client = mcp_min.MCPClient(mcp_min.HttpTransport(sdk_http_url, timeout=10))
+    client = mcp_full.MCPClient(mcp_http.HttpTransport(sdk_http_url, timeout=10))
     try:
         client.connect(mode=mode)
         tools = client.list_tools()
@@ -421,7 +421,7 @@ def test_mcp_min_client_reads_uris_that_need_a_base64_mcp_name_from_sdk_server(s
     # A URI with edge whitespace or non-Latin-1 text must reach the SDK server intact in the Mcp-Name header.
     read = {}
     for uri in ("greet://ada ", "greet://世界"):
-        client = mcp_min.MCPClient(mcp_min.HttpTransport(sdk_http_url, timeout=10))  # one each: a failure
+        client = mcp_full.MCPClient(mcp_http.HttpTransport(sdk_http_url, timeout=10))  # one each: a failure
         try:  # can leave the client's HTTP connection unusable
             client.connect(mode="auto")
             read[uri] = client.read_resource(uri)["contents"][0]["text"]
@@ -443,12 +443,12 @@ NEGOTIATION = [("2025-06-18", "2025-06-18"), ("2025-11-25", "2025-11-25"), ("202
 @pytest.mark.parametrize("offered, answered", NEGOTIATION)
 def test_server_demo_negotiates_each_offered_version_over_raw_stdio(offered, answered):
     # A hand-built initialize line over stdio gets the version mcp_min's negotiation rule picks.
-    transport = mcp_min.StdioTransport([sys.executable, SERVER_DEMO], timeout=10)
+    transport = mcp_stdio.StdioTransport([sys.executable, SERVER_DEMO], timeout=10)
     try:
-        reply = transport.send(mcp_min.request(1, "initialize", {
+        reply = transport.send(mcp_full.request(1, "initialize", {
             "protocolVersion": offered, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}))
-        transport.send(mcp_min.notification("notifications/initialized"))
-        pong = transport.send(mcp_min.request(2, "tools/call", {"name": "add", "arguments": {"x": 2, "y": 3}}))
+        transport.send(mcp_full.notification("notifications/initialized"))
+        pong = transport.send(mcp_full.request(2, "tools/call", {"name": "add", "arguments": {"x": 2, "y": 3}}))
     finally:
         exit_code = transport.close()
     assert exit_code == 0  # server_demo exits cleanly on end of input
@@ -558,7 +558,8 @@ def test_official_legacy_client_answers_delete_db_through_a_server_request(actio
 ASKING_SERVER = '''
 import sys
 sys.path.insert(0, {root!r})
-from mcp_min import Context, MCPServer, serve_stdio
+from mcp_full import Context, MCPServer
+from mcp_stdio import serve_stdio
 
 server = MCPServer("asking")
 FORM = {{"type": "object", "properties": {{"value": {{"type": "string"}}}}, "required": ["value"]}}
@@ -611,7 +612,7 @@ def test_official_client_finishes_a_two_round_call_and_a_three_question_round(tm
     async def scenario():
         with anyio.fail_after(SDK_DEADLINE):
             server = StdioServerParameters(command=sys.executable, cwd=str(HERE),
-                                           args=[MCP_MIN, "tap", "--log", str(log), sys.executable, str(script)])
+                                           args=[TAP, "--log", str(log), sys.executable, str(script)])
             async with Client(server, mode=MODERN, read_timeout_seconds=READ_TIMEOUT, elicitation_callback=elicit,
                               sampling_callback=sample, list_roots_callback=roots) as client:
                 return await client.call_tool("two_rounds", {}), await client.call_tool("all_at_once", {})

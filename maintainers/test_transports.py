@@ -25,15 +25,18 @@ import types
 
 import pytest
 
-import mcp_min
+import mcp_full
+import mcp_http
+import mcp_stdio
 import server_demo
-import test_mcp_min
-from mcp_min import MAX_DEPTH, MAX_MESSAGE_BYTES, RPCError, error_response, notification, request, response
+import test_full
+from mcp_full import RPCError, error_response, notification, request, response
+from mcp_stdio import MAX_DEPTH, MAX_MESSAGE_BYTES
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 PYTHON = sys.executable
 DEMO = [PYTHON, str(HERE / "server_demo.py")]
-TAP = [PYTHON, str(HERE / "mcp_min.py"), "tap"]
+TAP = [PYTHON, str(HERE / "tap.py")]
 TIMEOUT = 10  # seconds: the most any single wait in this file may take
 KINDS = ["memory", "stdio", "http"]
 
@@ -106,7 +109,7 @@ WORKED_TRACE = [
 ]
 
 
-def run_worked_trace(client: mcp_min.MCPClient):
+def run_worked_trace(client: mcp_full.MCPClient):
     """Drive course 000's six steps through an MCPClient; the delete_db refusal is part of the trace."""
     client.initialize(protocol_version="2025-06-18")
     client.list_tools()
@@ -198,8 +201,8 @@ def wait_until(condition, what: str):
 
 @contextlib.contextmanager
 def http_endpoint(factory=server_demo.make_server):
-    """mcp_min.http_server on a free loopback port, served in a thread; yields the port, then shuts down."""
-    httpd = mcp_min.http_server(factory, port=0)
+    """mcp_http.http_server on a free loopback port, served in a thread; yields the port, then shuts down."""
+    httpd = mcp_http.http_server(factory, port=0)
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
@@ -259,9 +262,9 @@ def stateless(id: int, method: str, params: dict | None = None, meta: dict | Non
     return message, headers
 
 
-def notes_server() -> mcp_min.MCPServer:
+def notes_server() -> mcp_full.MCPServer:
     """A server whose notes a tool rewrites: the source of notifications/resources/updated."""
-    server = mcp_min.MCPServer("notes")
+    server = mcp_full.MCPServer("notes")
     notes = {"today": "nothing yet", "tomorrow": "nothing yet"}
     for day in notes:
         server.add_resource(f"note://{day}", lambda day=day: notes[day], name=day)
@@ -282,12 +285,12 @@ def notes_server() -> mcp_min.MCPServer:
     return server
 
 
-NOTES_STDIO = [PYTHON, "-c", f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(HERE / 'maintainers')!r}]; import mcp_min, test_transports; "
-                             "mcp_min.serve_stdio(test_transports.notes_server())"]
-ASKING_STDIO = [PYTHON, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import mcp_min, test_mcp_min; "
-                              "mcp_min.serve_stdio(test_mcp_min.asking_server([]))"]
+NOTES_STDIO = [PYTHON, "-c", f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(HERE / 'maintainers')!r}]; import mcp_stdio, test_transports; "
+                             "mcp_stdio.serve_stdio(test_transports.notes_server())"]
+ASKING_STDIO = [PYTHON, "-c", f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(HERE / 'maintainers')!r}]; import mcp_stdio, test_full; "
+                              "mcp_stdio.serve_stdio(test_full.asking_server([]))"]
 SERVERS = {"demo": (server_demo.make_server, DEMO), "notes": (notes_server, NOTES_STDIO),
-           "asking": (lambda: test_mcp_min.asking_server([]), ASKING_STDIO)}
+           "asking": (lambda: test_full.asking_server([]), ASKING_STDIO)}
 
 
 @contextlib.contextmanager
@@ -300,19 +303,19 @@ def connected(kind: str, server: str = "demo", **client_options):
 
     factory, command = SERVERS[server]
     if kind == "memory":
-        yield mcp_min.MCPClient(mcp_min.InMemoryTransport(factory(), trace=trace), **client_options), wire
+        yield mcp_full.MCPClient(mcp_full.InMemoryTransport(factory(), trace=trace), **client_options), wire
     elif kind == "stdio":
-        transport = mcp_min.StdioTransport(command, trace=trace, timeout=TIMEOUT)
+        transport = mcp_stdio.StdioTransport(command, trace=trace, timeout=TIMEOUT)
         try:
-            yield mcp_min.MCPClient(transport, **client_options), wire
+            yield mcp_full.MCPClient(transport, **client_options), wire
         finally:
             exit_code = transport.close()
         assert exit_code == 0  # reached only when the test itself passed
     else:
         with http_endpoint(factory) as port:
-            transport = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", trace=trace, timeout=TIMEOUT)
+            transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", trace=trace, timeout=TIMEOUT)
             try:
-                yield mcp_min.MCPClient(transport, **client_options), wire
+                yield mcp_full.MCPClient(transport, **client_options), wire
             finally:
                 transport.close()
 
@@ -368,7 +371,7 @@ def test_tap_logs_every_line_in_both_directions_in_order(tmp_path):
         for sent in COURSE_LINES:
             pipe.write(sent)
             message = json.loads(sent)
-            answers = [] if mcp_min.is_notification(message) else [pipe.read_line()]
+            answers = [] if mcp_full.is_notification(message) else [pipe.read_line()]
             if message.get("params", {}).get("name") == "enable_subtract":
                 answers.append(pipe.read_line())  # list_changed, then the answer
             fresh = new_log_lines(1 + len(answers))
@@ -431,7 +434,7 @@ def test_tap_without_a_command_prints_its_usage():
     # No server command: exit code 2 and a usage line on stderr, nothing on stdout.
     done = run_lines(TAP + ["--log", "x.log"], b"")
     assert (done.returncode, done.stdout) == (2, b"")
-    assert done.stderr.startswith(b"usage: python mcp_min.py tap")
+    assert done.stderr.startswith(b"usage: python tap.py")
 
 
 def nested_ping(id: int, depth: int) -> bytes:
@@ -525,7 +528,8 @@ def test_ctrl_c_and_sigterm_end_the_stdio_server_cleanly_at_any_moment(signum, c
 NOISY_SERVER = '''
 import json, os, subprocess, sys
 sys.path.insert(0, {here!r})
-from mcp_min import MCPServer, serve_stdio
+from mcp_full import MCPServer
+from mcp_stdio import serve_stdio
 
 server = MCPServer("noisy")
 
@@ -582,7 +586,7 @@ def test_without_serve_stdio_a_printing_tool_puts_junk_on_the_wire(tmp_path):
 def test_stdio_transport_times_out_on_a_silent_server():
     # A server that reads but never answers makes send() raise TimeoutError after the timeout, not hang.
     silent = [PYTHON, "-c", "import sys\nfor _ in sys.stdin: pass"]
-    transport = mcp_min.StdioTransport(silent, timeout=0.5)
+    transport = mcp_stdio.StdioTransport(silent, timeout=0.5)
     started = time.monotonic()
     with pytest.raises(TimeoutError) as timed_out:
         transport.send(request(1, "ping"))
@@ -594,7 +598,7 @@ def test_stdio_transport_times_out_on_a_silent_server():
 def test_stdio_transport_close_terminates_a_server_that_ignores_end_of_input():
     # close() closes stdin, waits, then sends SIGTERM to a server that keeps running regardless.
     stubborn = [PYTHON, "-c", "import time; time.sleep(60)"]
-    transport = mcp_min.StdioTransport(stubborn, timeout=1)
+    transport = mcp_stdio.StdioTransport(stubborn, timeout=1)
     started = time.monotonic()
     assert transport.close() == -signal.SIGTERM
     assert time.monotonic() - started < 6
@@ -604,7 +608,7 @@ def test_stdio_transport_close_terminates_a_server_that_ignores_end_of_input():
 def test_stdio_transport_close_kills_a_server_that_ignores_sigterm_too():
     # The last resort after SIGTERM is SIGKILL (spec 2025-11-25, basic/lifecycle, "Shutdown"), so close() always returns with the server gone.
     deaf = [PYTHON, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"]
-    transport = mcp_min.StdioTransport(deaf, timeout=1)
+    transport = mcp_stdio.StdioTransport(deaf, timeout=1)
     time.sleep(0.5)  # let it install its SIGTERM handler before close() sends the signal
     started = time.monotonic()
     try:
@@ -639,8 +643,8 @@ def test_two_http_sessions_keep_separate_gates_allow_lists_and_catalogs():
 
     with http_endpoint(factory) as port:
         url = f"http://127.0.0.1:{port}/mcp"
-        first = mcp_min.HttpTransport(url, timeout=TIMEOUT)
-        second = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        first = mcp_http.HttpTransport(url, timeout=TIMEOUT)
+        second = mcp_http.HttpTransport(url, timeout=TIMEOUT)
         try:
             allow_lists.append(["add", "enable_subtract", "subtract"])
             assert "result" in first.send(initialize_request(1))
@@ -671,8 +675,8 @@ def test_http_sessions_share_one_catalog_and_each_hears_of_its_changes():
     catalog = server_demo.make_server()
     with http_endpoint(catalog) as port:
         url = f"http://127.0.0.1:{port}/mcp"
-        first = mcp_min.HttpTransport(url, timeout=TIMEOUT)
-        second = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        first = mcp_http.HttpTransport(url, timeout=TIMEOUT)
+        second = mcp_http.HttpTransport(url, timeout=TIMEOUT)
         try:
             for transport in (first, second):
                 assert "result" in transport.send(initialize_request(1))
@@ -1089,9 +1093,9 @@ def test_small_methods_do_not_exist_in_the_stateless_era_but_completion_does(kin
 
 # ---- 2026-07-28 over HTTP: Mcp-Param-* headers, header whitespace, -32021 and discover's _meta ----
 
-def region_server() -> mcp_min.MCPServer:
+def region_server() -> mcp_full.MCPServer:
     """A server whose query tool repeats its region (and its limit) in Mcp-Param-* headers."""
-    server = mcp_min.MCPServer("regions")
+    server = mcp_full.MCPServer("regions")
 
     @server.tool(headers={"region": "Region", "limit": "Limit"})
     def query(region: str, sql: str, limit: int = 10) -> str:
@@ -1099,7 +1103,7 @@ def region_server() -> mcp_min.MCPServer:
         return f"{region}:{limit}"
 
     @server.tool()
-    def confirm(ctx: mcp_min.Context) -> str:
+    def confirm(ctx: mcp_full.Context) -> str:
         """Ask the user."""
         return ctx.elicit("sure", "Sure?", {"type": "object"})["action"]
     return server
@@ -1132,7 +1136,7 @@ def query_call(arguments: dict) -> tuple:
     ("an integer compares as a number", {"region": "eu", "sql": "x", "limit": 5},
      [("Mcp-Param-Region", "eu"), ("Mcp-Param-Limit", "5.0")], 200, "eu:5"),
     ("a base64 value is unwrapped", {"region": "Zürich", "sql": "x"},
-     [("Mcp-Param-Region", mcp_min.header_value("Zürich"))], 200, "Zürich:10"),
+     [("Mcp-Param-Region", mcp_http.header_value("Zürich"))], 200, "Zürich:10"),
     ("an absent argument needs no header", {"region": "eu", "sql": "x"}, [("Mcp-Param-Region", "eu")], 200, "eu:10"),
     ("a header name in another case", {"region": "eu", "sql": "x"}, [("mcp-param-region", "eu")], 200, "eu:10"),
     ("mismatched", {"region": "eu", "sql": "x"}, [("Mcp-Param-Region", "us")], 400,
@@ -1159,7 +1163,7 @@ def test_mcp_param_headers_must_repeat_their_arguments(case, arguments, params, 
 def test_http_transport_mirrors_annotated_arguments_into_headers():
     # HttpTransport learns the annotations from tools/list and sends Mcp-Param-* itself, base64 where needed.
     with http_endpoint(region_server) as port:
-        client = mcp_min.MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp"))
+        client = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp"))
         client.connect()
         client.list_tools()
         assert client.call_tool("query", {"region": "Zürich", "sql": "x", "limit": 3})["content"][0]["text"] == "Zürich:3"
@@ -1175,7 +1179,7 @@ def test_a_tool_with_an_invalid_header_annotation_is_left_out_of_the_list():
         {"name": "number", "inputSchema": {"type": "object", "properties": {"a": {"type": "number", "x-mcp-header": "A"}}}},
         {"name": "twice", "inputSchema": {"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "A"},
                                                                             "b": {"type": "string", "x-mcp-header": "a"}}}}]}
-    transport = mcp_min.HttpTransport("http://127.0.0.1:9/mcp")
+    transport = mcp_http.HttpTransport("http://127.0.0.1:9/mcp")
     transport.learn_headers(result)
     assert [tool["name"] for tool in result["tools"]] == ["ok"]
     assert list(transport.tool_schemas) == ["ok"]

@@ -1,4 +1,4 @@
-class SpecGateServer(mcp_min.MCPServer):
+class SpecGateServer(mcp_full.MCPServer):
     """A server whose gate opens when initialize is answered, as the spec allows."""
 
     def handle(self, message):
