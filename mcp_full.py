@@ -49,6 +49,8 @@ Glossary: mcp_min's, and
   stream        a channel that stays open for many messages: an HTTP event stream, a listen stream
 """
 
+import mcp_min  # first: on a Python older than 3.10 it ends the program with one clear line
+
 import collections
 import contextvars
 import json
@@ -59,7 +61,6 @@ import time
 import types
 import weakref
 
-import mcp_min
 from mcp_min import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JSONRPC, METHOD_NOT_FOUND, NOT_INITIALIZED,
                      PARSE_ERROR, TOOL_NOT_ALLOWED, UNKNOWN_TOOL, RPCError, check_arguments, error_response,
                      first_line, is_notification, is_response, malformed, negotiate_version, notification, param,
@@ -701,7 +702,7 @@ class MCPServer(mcp_min.MCPServer):
         """
         blocks = [value] if is_content_block(value) else value
         if isinstance(blocks, list) and blocks and all(is_content_block(block) for block in blocks):
-            json.dumps(blocks)  # fail here, inside the tool's try, not on the wire
+            json.dumps(blocks, allow_nan=False)  # fail here, inside the tool's try, not on the wire
             return {"content": blocks}
         result = super().tool_result(value)
         if isinstance(value, dict):
@@ -1038,7 +1039,8 @@ def with_context(fn, ctx_name: str | None, requires: tuple = ()):
 
     def call(**arguments):
         ctx = context()
-        ctx.require(requires)  # a tool may say up front what it cannot run without (section 7)
+        ctx.answers  # a retry's requestState is checked before the function runs: the client wrote it (section 7)
+        ctx.require(requires)  # a tool may say up front what it cannot run without
         if ctx_name:
             arguments[ctx_name] = ctx
         value = fn(**arguments)
@@ -1271,6 +1273,21 @@ class MCPClient(mcp_min.MCPClient):
 # question) crosses at once, and a question is answered before the tool goes on.
 # ---------------------------------------------------------------------------------------------------
 
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the largest message: one stdio line or one HTTP body
+ENCODER = json.JSONEncoder(allow_nan=False)  # made once: json.dumps(value, **options) makes one a call
+
+
+def encode(message: dict) -> str:
+    """One message as JSON on one line; one that JSON cannot carry, or too large, becomes INTERNAL_ERROR."""
+    try:
+        text = ENCODER.encode(message)
+        if len(text) > MAX_MESSAGE_BYTES:  # the peer's line limit is likely ours: it could not read this
+            raise ValueError(f"the message would be {len(text)} bytes, over {MAX_MESSAGE_BYTES}")
+        return text
+    except (TypeError, ValueError) as exc:
+        return json.dumps(error_response(message.get("id"), INTERNAL_ERROR, f"internal error: {exc}"[:200]))
+
+
 class InMemoryTransport(Transport):
     """Client and server share nothing but JSON text, as in mcp_min; the server's own messages cross as they are sent."""
 
@@ -1284,12 +1301,12 @@ class InMemoryTransport(Transport):
         self.server.on_queue = self.carry  # what the server sends while it works crosses at once
         reply = self.server.handle(json.loads(wire))
         self.carry()  # notifications arrive before the response
-        return self.traced("←", None if reply is None else json.loads(json.dumps(reply)))
+        return self.traced("←", None if reply is None else json.loads(encode(reply)))
 
     def carry(self):
         """Carry what the server queued across the JSON boundary; a question from the server is answered at once."""
         for message in self.server.drain_outbox():
-            answer = self.receive(self.traced("←", json.loads(json.dumps(message))))
+            answer = self.receive(self.traced("←", json.loads(encode(message))))
             if answer is not None:
                 self.server.handle(json.loads(json.dumps(self.traced("→", answer))))
 

@@ -42,10 +42,14 @@ Example (course 000's worked trace, steps 1-4):
     client.call_tool("add", {"x": 2, "y": 3})   # {"content": [{"type": "text", "text": "5"}]}
 """
 
+import sys
+
+if sys.version_info < (3, 10):  # before anything else, so that an older Python gets one clear line
+    sys.exit(f"mcp_min needs Python 3.10 or newer; this is Python {sys.version.split()[0]}")
+
 import json
 import os
 import re
-import sys
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 1. Messages ----
@@ -272,7 +276,7 @@ class MCPServer:
         """What a tool returned, as a tools/call result: a string is one text block, any other value its JSON text."""
         if isinstance(value, str):
             return {"content": [text_content(value)]}
-        return {"content": [text_content(json.dumps(value))]}  # a value JSON cannot carry raises in the tool's try
+        return {"content": [text_content(json.dumps(value, allow_nan=False))]}  # what JSON cannot carry raises here
 
     def _list_resources(self, params: dict) -> dict:
         # resources/list {}

@@ -18,7 +18,7 @@ import threading
 import time
 
 from mcp_min import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RPCError, error_response, is_notification, notification
-from mcp_full import SUBSCRIPTION_ID_KEY, Transport
+from mcp_full import ENCODER, MAX_MESSAGE_BYTES, SUBSCRIPTION_ID_KEY, Transport, encode
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 9. stdio ----
@@ -26,27 +26,12 @@ from mcp_full import SUBSCRIPTION_ID_KEY, Transport
 # bytes that are not JSON into PARSE_ERROR (course 000).
 # ---------------------------------------------------------------------------------------------------
 
-MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the largest message: one stdio line or one HTTP body
-
-
 def reject_constant(name: str):
     """NaN and Infinity are not JSON, though Python's json reads them."""
     raise ValueError(f"{name} is not JSON")
 
 
 DECODER = json.JSONDecoder(parse_constant=reject_constant)  # made once: json.loads(text, **options) makes one a call
-ENCODER = json.JSONEncoder(allow_nan=False)
-
-
-def encode(message: dict) -> str:
-    """One message as JSON on one line; one that JSON cannot carry, or too large, becomes INTERNAL_ERROR."""
-    try:
-        text = ENCODER.encode(message)
-        if len(text) > MAX_MESSAGE_BYTES:  # the peer's line limit is likely ours: it could not read this
-            raise ValueError(f"the message would be {len(text)} bytes, over {MAX_MESSAGE_BYTES}")
-        return text
-    except (TypeError, ValueError) as exc:
-        return json.dumps(error_response(message.get("id"), INTERNAL_ERROR, f"internal error: {exc}"[:200]))
 
 
 def same_id(a, b) -> bool:

@@ -34,7 +34,9 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 sys.path.insert(0, str(HERE))
 
-import mcp_min  # noqa: E402
+import mcp_full  # noqa: E402
+import mcp_http  # noqa: E402
+import mcp_stdio  # noqa: E402
 import server_demo  # noqa: E402
 README = HERE / "README.md"
 INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
@@ -160,7 +162,8 @@ def ratios(tops: list, bottoms: list) -> list:
 # ---- the children: servers and floors, driven bare ----
 
 # mcp_min alone over stdio: add, and echo for the argument sizes; start-up launches it too.
-MCP_MIN_SERVER = """from mcp_min import MCPServer, serve_stdio
+MCP_MIN_SERVER = """from mcp_full import MCPServer
+from mcp_stdio import serve_stdio
 
 server = MCPServer("mcp_min-bench")
 
@@ -816,7 +819,7 @@ def startup_rows(rounds: int, tmp: pathlib.Path, with_sdk: bool) -> dict:
     cold, warm = tmp / "cold", tmp / "warm"  # the same files; only warm/ may keep a __pycache__
     for folder in (cold, warm):
         folder.mkdir()
-        for name in ("mcp_min.py", "server_demo.py"):
+        for name in ("mcp_min.py", "mcp_full.py", "mcp_stdio.py", "mcp_http.py", "server_demo.py"):
             shutil.copy(HERE / name, folder / name)
         shutil.copy(tmp / "mcp_min_server.py", folder / "mcp_min_server.py")
     python = sys.executable

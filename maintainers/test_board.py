@@ -28,7 +28,8 @@ import pytest
 
 import board
 from board import Board, Fault, Session
-from mcp_full import (CAPABILITIES, CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, InMemoryTransport, MCPClient, RPCError, error_response, notification, request, response)
+from mcp_full import (CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, InMemoryTransport, MCPClient, RPCError, error_response,
+                      notification, request, response)
 from server_demo import make_server
 from test_transports import LinePipe
 
@@ -166,7 +167,7 @@ def test_stateless_session_has_no_gate_and_reads_capabilities_from_meta_and_disc
     assert (state["era"], state["version"], state["supported"]) == ("stateless", "2026-07-28",
                                                                     ["2026-07-28", "2025-11-25", "2025-06-18"])
     assert state["host"] == {"info": {"name": "client_demo", "version": "0.1.0"}, "capabilities": {}}
-    assert state["server"] == {"info": SERVER_INFO, "capabilities": STATELESS_CAPABILITIES}
+    assert state["server"] == {"info": SERVER_INFO, "capabilities": CAPABILITIES}
     assert state["gate"] == {"initialize": None, "answered": None, "initialized": None}
     assert board.state_text(state).splitlines()[0] == (
         "era: stateless, version 2026-07-28: no handshake, each request carries it in _meta")

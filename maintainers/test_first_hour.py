@@ -22,6 +22,8 @@ from mcp_full import Context, InMemoryTransport, MCPClient, MCPServer
 from test_lessons import LESSONS, NOTEBOOKS, build, exercise_cells, notebook, stdout_of
 from test_transports import DEMO, TIMEOUT, http_endpoint
 
+MODULES = ["mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "tap", "board"]  # pyproject.toml's py-modules
+
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 
 # Course 004, section 4: "This example launches it as a subprocess, as a host would, and exchanges raw JSON
@@ -66,7 +68,7 @@ print("server exited with code", server.wait(timeout=10))
 '''
 
 # Course 002, "The Initialization Handshake": the server's construction. The SDK's import line becomes the lab's.
-COURSE_002_SERVER = '''from mcp_min import MCPServer as FastMCP  # course 002: from mcp.server.fastmcp import FastMCP
+COURSE_002_SERVER = '''from mcp_full import MCPServer as FastMCP  # course 002: from mcp.server.fastmcp import FastMCP
 
 mcp = FastMCP(
     name="policy-docs-server",
@@ -216,7 +218,7 @@ def test_the_decorators_work_without_parentheses_too():
 def test_a_dict_with_a_stray_type_key_is_data_not_a_content_block():
     # {"type": "user", ...} is what the tool found, not an image: it goes out as text and structuredContent.
     found = {"type": "user", "name": "ada"}
-    assert mcp_min.tool_result(found) == {"content": [{"type": "text", "text": json.dumps(found)}],
+    assert MCPServer("results").tool_result(found) == {"content": [{"type": "text", "text": json.dumps(found)}],
                                           "structuredContent": found}
 
 
@@ -249,7 +251,7 @@ def test_a_tools_own_bug_names_its_line_on_stderr_and_never_on_stdout(tmp_path):
     [reply] = [json.loads(line) for line in done.stdout.splitlines()]
     assert reply["result"]["content"] == [{"type": "text", "text": "ERROR: division by zero"}]
     assert done.stderr.decode().splitlines() == [
-        "mcp_min: the tool average failed:", '  File "buggy.py", line 11, in average',
+        "mcp_min: the tool average failed:", '  File "buggy.py", line 12, in average',
         "    return sum(numbers) / len(numbers)", "ZeroDivisionError: division by zero"]
 
 
@@ -408,7 +410,7 @@ def test_pip_install_makes_mcp_min_importable_from_any_folder(tmp_path, editable
     # the folder it installs from (build/, mcp_min.egg-info/): a copy of the project's packaging, not the clone.
     project = tmp_path / "project"
     project.mkdir()
-    for name in ("pyproject.toml", "mcp_min.py"):
+    for name in ("pyproject.toml", *(module + ".py" for module in MODULES)):
         (project / name).write_bytes((HERE / name).read_bytes())
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
@@ -416,6 +418,6 @@ def test_pip_install_makes_mcp_min_importable_from_any_folder(tmp_path, editable
     done = subprocess.run(pip + (["-e", str(project)] if editable else [str(project)]), capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import mcp_min; print(mcp_full.MCPServer.__name__)"],
+    probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import mcp_min, mcp_full, mcp_stdio, mcp_http, tap, board; print(mcp_full.MCPServer.__name__)"],
                            capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path)
     assert probe.stdout == "MCPServer\n"

@@ -32,7 +32,7 @@ ERAS = {"handshake": "handshake", "auto": "stateless"}  # connect(mode) -> the e
 STATELESS_META = {PROTOCOL_VERSION_KEY: "2026-07-28", CLIENT_CAPABILITIES_KEY: {}}
 SCRIPT = """import pathlib, sys
 sys.path[:0] = [{root!r}, {root!r} + "/maintainers"]
-import mcp_min
+import mcp_stdio
 import test_hardening
 marks = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else None
 mcp_stdio.serve_stdio(test_hardening.{builder}(lambda name: (marks / name).touch()))

@@ -112,8 +112,8 @@ def test_three_hundred_clients_at_once_are_all_served():
 @pytest.fixture
 def quick_deadlines(monkeypatch):
     """A server that gives a request one second to arrive, and keeps at most four connections."""
-    monkeypatch.setattr(mcp_min, "REQUEST_S", 1)
-    monkeypatch.setattr(mcp_min, "MAX_CONNECTIONS", 4)
+    monkeypatch.setattr(mcp_http, "REQUEST_S", 1)
+    monkeypatch.setattr(mcp_http, "MAX_CONNECTIONS", 4)
 
 
 @pytest.mark.parametrize("case, data", [
@@ -149,8 +149,8 @@ def test_the_number_of_connections_is_bounded_and_a_waiting_one_is_served_later(
 def test_sessions_expire_and_their_number_is_capped(monkeypatch):
     # Three sessions fill the server: a fourth initialize is 503 with a clear error; once they have been idle
     # longer than SESSION_IDLE_S they are forgotten (404), and a new one may open.
-    monkeypatch.setattr(mcp_min, "MAX_SESSIONS", 3)
-    monkeypatch.setattr(mcp_min, "SESSION_IDLE_S", 0.5)
+    monkeypatch.setattr(mcp_http, "MAX_SESSIONS", 3)
+    monkeypatch.setattr(mcp_http, "SESSION_IDLE_S", 0.5)
     init = request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                      "clientInfo": {"name": "crowd", "version": "0"}})
     with http_endpoint() as port:
@@ -329,7 +329,7 @@ def test_a_state_minted_statelessly_is_nothing_in_a_handshake_session():
 
 def test_spent_states_are_forgotten_once_they_expire(monkeypatch):
     # The memory of spent states holds only those that could still be presented.
-    monkeypatch.setattr(mcp_min, "STATE_TTL_S", 1)
+    monkeypatch.setattr(mcp_full, "STATE_TTL_S", 1)
     server = test_full.asking_server([])
     for _ in range(5):
         test_full.retry(server, test_full.first_state(server))
@@ -631,7 +631,7 @@ def test_a_misspelt_server_command_is_one_line():
 def test_a_long_run_of_sessions_and_calls_leaves_nothing_behind(monkeypatch):
     # 400 sessions opened, used and ended, 2,000 stateless calls, some cut off mid-stream: afterwards the
     # server holds no session, no waiting connection and no extra thread.
-    monkeypatch.setattr(mcp_min, "REQUEST_S", 1)
+    monkeypatch.setattr(mcp_http, "REQUEST_S", 1)
     before = threading.active_count()
     with http_endpoint() as port:
         url = f"http://127.0.0.1:{port}/mcp"

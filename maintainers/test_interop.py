@@ -38,7 +38,9 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.types import ElicitResult  # noqa: E402
 
-import mcp_min  # noqa: E402
+import mcp_full  # noqa: E402
+import mcp_http  # noqa: E402
+import mcp_stdio  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 SERVER_DEMO = str(HERE / "server_demo.py")

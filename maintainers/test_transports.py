@@ -786,7 +786,7 @@ def stateless_rows():
         ("an unknown tool is the lab's -32601, still a 200", nosuch, nosuch_headers, 200,
          error_response(8, -32601, "unknown tool: nosuch")),
         ("all headers agree", call, call_headers, 200,
-         response(5, {**text_result("5"), "resultType": "complete",
+         response(5, {**text_result("5"), "resultType": "complete", "isError": False,
                       "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO}})),
     ]
 
