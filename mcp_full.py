@@ -343,16 +343,19 @@ class Context:
             return "done"
     """
 
+    last_progress = None  # the progress the function last reported for this request
+    cancelled_by_client = False  # set by notifications/cancelled (section 8)
+    _answers = None  # the client's answers so far, read when the function first asks
+
     def __init__(self, server: "MCPServer", message: dict, stream=None):
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        self.server, self.method, self.params, self.stream = server, message.get("method"), params, stream
-        self.id = message.get("id") if valid_id(message.get("id")) else None
-        self.meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        params = message.get("params")
+        self.params = params if isinstance(params, dict) else {}
+        meta = self.params.get("_meta")
+        self.meta = meta if isinstance(meta, dict) else {}
+        self.server, self.method, self.stream = server, message.get("method"), stream
+        self.id = message.get("id")  # a handler sees only a valid one: mcp_min's _check refuses the rest
         self.stateless = PROTOCOL_VERSION_KEY in self.meta or self.method == "server/discover"
         self.send = stream.send if stream else server.queue
-        self.last_progress = None  # the progress the function last reported for this request
-        self.cancelled_by_client = False  # set by notifications/cancelled (section 8)
-        self._answers = None  # the client's answers so far, read when the function first asks
 
     @property
     def cancelled(self) -> bool:
@@ -499,6 +502,8 @@ class Transport:
 
     def drain(self) -> list:
         """The notifications received so far, handed over once."""
+        if not self.notifications:
+            return []  # the usual case after a call, kept cheap
         with self._received:
             notifications = list(self.notifications)
             self.notifications.clear()
@@ -603,16 +608,14 @@ class MCPServer(mcp_min.MCPServer):
             check_meta(ctx.meta)  # 6. what the handshake would have said, or -32022
         if method in (HANDSHAKE_ONLY if ctx.stateless else STATELESS_ONLY):  # 6. the other era's method
             raise RPCError(METHOD_NOT_FOUND, f"method not found: {method}")
-        with self._lock:
-            self._running[ctx.id] = ctx  # 8. notifications/cancelled may name it while it runs
+        self._running[ctx.id] = ctx  # 8. notifications/cancelled may name it while it runs (one dict step: no lock)
         try:
             result = super()._dispatch(method, params)
         except InputRequired as ask:  # 7. 2026-07-28: the client answers, then sends the request again
             result = self.input_required(ask, ctx)
         finally:
-            with self._lock:
-                if self._running.get(ctx.id) is ctx:
-                    del self._running[ctx.id]
+            if self._running.get(ctx.id) is ctx:
+                self._running.pop(ctx.id, None)  # (pop: a request reusing the id may have ended first)
         return self.stateless_result(method, result) if ctx.stateless else result
 
     def _notice(self, method: str, params: dict):
@@ -700,6 +703,8 @@ class MCPServer(mcp_min.MCPServer):
         them is how a tool returns pictures, sound or files; a dict that has a "type" key but not a
         block's fields is data, not a block.
         """
+        if isinstance(value, str):
+            return super().tool_result(value)
         blocks = [value] if is_content_block(value) else value
         if isinstance(blocks, list) and blocks and all(is_content_block(block) for block in blocks):
             json.dumps(blocks, allow_nan=False)  # fail here, inside the tool's try, not on the wire
@@ -1300,7 +1305,8 @@ class InMemoryTransport(Transport):
         wire = json.dumps(self.traced("→", message))
         self.server.on_queue = self.carry  # what the server sends while it works crosses at once
         reply = self.server.handle(json.loads(wire))
-        self.carry()  # notifications arrive before the response
+        if self.server._outbox:
+            self.carry()  # notifications arrive before the response
         return self.traced("←", None if reply is None else json.loads(encode(reply)))
 
     def carry(self):
