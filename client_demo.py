@@ -77,9 +77,9 @@ def attempt(call):
 def await_subtract(client: MCPClient):
     """Pump notifications until list_changed has brought subtract into tools_cache, then show the cache."""
     deadline = time.monotonic() + 5  # over HTTP the stream has a connection of its own: it may lag the response
-    while "subtract" not in [tool["name"] for tool in client.tools_cache] and time.monotonic() < deadline:
+    while "subtract" not in [tool["name"] for tool in client.tools_cache or []] and time.monotonic() < deadline:
         client._pump_notifications()
-    print(f"  tools_cache now: {[tool['name'] for tool in client.tools_cache]}")
+    print(f"  tools_cache now: {[tool['name'] for tool in client.tools_cache or []]}")
 
 
 def part_one(kind: str):

@@ -53,6 +53,7 @@ import mcp_min  # first: on a Python older than 3.10 it ends the program with on
 
 import collections
 import contextvars
+import functools
 import json
 import os
 import re
@@ -1050,8 +1051,7 @@ def with_context(fn, ctx_name: str | None, requires: tuple = ()):
             arguments[ctx_name] = ctx
         value = fn(**arguments)
         return run_coroutine(value, fn.__name__) if isinstance(value, types.CoroutineType) else value
-    call.__name__, call.__doc__, call.__wrapped__ = fn.__name__, fn.__doc__, fn
-    return call
+    return functools.wraps(fn)(call)  # its name and docstring, and fn as __wrapped__
 
 # ---------------------------------------------------------------------------------------------------
 # ---- The client ----

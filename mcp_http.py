@@ -11,11 +11,20 @@ http.client's readers cost more than the rest of a round trip.
     client = MCPClient(HttpTransport("http://127.0.0.1:8000/mcp", trace=print_trace))
 """
 
+import base64
+import http.server
+import io
 import json
+import queue
 import re
+import secrets
+import select
+import signal
+import socket
 import sys
 import threading
 import time
+import urllib.parse
 
 import mcp_full
 from mcp_min import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RPCError, \
@@ -50,14 +59,12 @@ def header_value(text: str) -> str:
     sentinel = text.startswith("=?base64?") and text.endswith("?=")  # a plain value that looks wrapped is wrapped
     if text.isascii() and text.isprintable() and text == text.strip() and not sentinel:
         return text
-    import base64
     return "=?base64?" + base64.b64encode(text.encode()).decode("ascii") + "?="
 
 
 def header_text(value: str | None) -> str | None:
     """The text a header value carries, unwrapping =?base64?...?=; ValueError for a wrapping that is not strict base64 of UTF-8."""
     if value and value.startswith("=?base64?") and value.endswith("?="):
-        import base64
         return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
     return value
 
@@ -201,7 +208,6 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
     Threads: one a connection (http.server's), which reads a POST, runs MCPServer.handle, and writes the
     events the request sends as they happen, then its response.
     """
-    import http.server, secrets, select, socket, urllib.parse  # only when HTTP is served
 
     sessions = {}  # Mcp-Session-Id -> [MCPServer, when last used]: one a client, in the handshake era
     sessions_lock = threading.Lock()
@@ -216,6 +222,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: many POSTs on one connection
+        raw_requestline: bytes  # read by http.server's handle_one_request, before parse_request
         disable_nagle_algorithm = True  # headers and body leave at once, not 40 ms apart
 
         def date_time_string(self, timestamp=None):
@@ -539,7 +546,6 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
 
 def serve_http(server, host: str = "127.0.0.1", port: int = 8000):
     """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated (server: as http_server's)."""
-    import signal
     try:
         httpd = http_server(server, host, port)
     except OSError as exc:  # the port is taken, say: one line, not a traceback
@@ -560,14 +566,14 @@ class HttpConnection:
 
     def __init__(self, address: tuple, timeout: float):
         self.address, self.timeout = address, timeout
-        self.socket = self.reader = None  # opened by the first request, and again once closed
+        self.socket: socket.socket | None = None  # opened by the first request, and again once closed
+        self.reader: io.BufferedReader | None = None  # the socket's file for reading
         self.status, self.headers = 0, {}  # the response being read: its status; lower-case name -> first value
         self.left = 0  # bytes of the body (or of its current chunk) not read yet
         self.chunked = self.in_chunk = self.closing = False  # chunked; inside a chunk; Connection: close
 
     def request(self, method: str, path: str, headers: dict, body: bytes = b""):
         """Send a request whole, then read the response's status line and headers; its body is read next."""
-        import select, socket
         if self.closing or (self.socket and select.select([self.socket], [], [], 0)[0]):
             self.close()  # the server said Connection: close, or closed this idle connection (it reads as ready)
         if self.socket is None:
@@ -650,14 +656,12 @@ class HttpTransport(Transport):
     """
 
     def __init__(self, url: str, trace=None, timeout: float = 30.0):
-        import urllib.parse
         super().__init__(trace)
         parts = urllib.parse.urlsplit(url)
         self.address, self.path, self.timeout = (parts.hostname, parts.port or 80), parts.path or "/", timeout
         self.connection = self.connect()
-        self.side_connection = None  # opened the first time the server asks something mid-stream
-        self.listen_connection = None  # the open subscriptions/listen stream's own connection
-        import queue
+        self.side_connection: HttpConnection | None = None  # opened the first time the server asks something mid-stream
+        self.listen_connection: HttpConnection | None = None  # the open subscriptions/listen stream's own connection
         self.arrived = queue.Queue()  # what the listen stream brought, not yet handed over
         self.session_id = self.protocol_version = None
         self.tool_schemas = {}  # name -> inputSchema, for the tools whose arguments travel in headers too
@@ -786,7 +790,6 @@ class HttpTransport(Transport):
     def cancel(self, message: dict, reason: str):
         """Cancel the listen stream: over HTTP, closing the stream is the cancel (2026-07-28)."""
         if self.listen_connection:
-            import socket
             try:
                 self.listen_connection.socket.shutdown(socket.SHUT_RDWR)
             except (OSError, AttributeError):

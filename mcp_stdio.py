@@ -82,13 +82,13 @@ def nesting(wire: bytes) -> int:
     """How deep arrays and objects nest in a long wire, brackets in strings aside; a bound when too few to pass MAX_DEPTH."""
     # A long message may hold too few brackets to nest MAX_DEPTH deep, strings and all: find() leaps from one
     # to the next at memory speed (counting would read every byte) and stops once there are enough.
-    brackets = 0
+    openers = 0
     for opener in (b"[", b"{"):
         at = wire.find(opener)
-        while at >= 0 and brackets <= MAX_DEPTH:
-            brackets, at = brackets + 1, wire.find(opener, at + 1)
-    if brackets <= MAX_DEPTH:
-        return brackets
+        while at >= 0 and openers <= MAX_DEPTH:
+            openers, at = openers + 1, wire.find(opener, at + 1)
+    if openers <= MAX_DEPTH:
+        return openers
     # Then only the brackets outside strings count. find() leaps over a long string too, so a long message's
     # first strings are stepped over one by one; an escaped quote ends the walk, and if it skipped little
     # (many short strings), the bulk below takes the whole message instead.
