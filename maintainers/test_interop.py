@@ -687,3 +687,53 @@ def test_official_client_listens_over_http_and_sees_subtract_appear():
                     return [tool.name for tool in (await client.list_tools()).tools]
     with served_demo_over_http() as url:
         assert "subtract" in anyio.run(scenario, url)
+
+
+# ---- 4. the official client drives the lab alone ----
+
+LAB_SERVER = """import sys
+sys.path.insert(0, {root!r})
+from mcp_min import MCPServer
+from mcp_stdio import serve_stdio
+
+XY = {{"type": "object", "properties": {{"x": {{"type": "integer"}}, "y": {{"type": "integer"}}}}, "required": ["x", "y"]}}
+server = MCPServer("course-lab", allowed_tools={{"add"}})  # course 000's lab: delete_db exists, not allowed
+server.add_tool("add", lambda x, y: x + y, "Add two integers.", XY)
+server.add_tool("delete_db", lambda: "deleted", "Delete the database.")
+server.add_resource("file:///readme.txt", "hello")
+server.add_prompt("summarize_incident", lambda severity: "Summarize this " + severity + "-severity incident.",
+                  "Summarize an incident.", [{{"name": "severity", "required": True}}])
+serve_stdio(server)
+"""
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_official_client_drives_the_lab_alone_over_stdio(mode, tmp_path):
+    # mcp_min.py's own server behind mcp_stdio.py: the SDK's handshake works, course 000's lattice answers. In auto
+    # mode the probe (server/discover) meets the lab's gate (-32600), so the SDK initializes at once.
+    script = tmp_path / "lab_server.py"
+    script.write_text(LAB_SERVER.format(root=str(HERE)), encoding="utf-8")
+    log = tmp_path / "wire.log"
+
+    async def scenario():
+        with anyio.fail_after(SDK_DEADLINE):
+            params = StdioServerParameters(command=sys.executable, args=[TAP, "--log", str(log), "--", sys.executable,
+                                                                         str(script)])
+            async with Client(params, mode=mode, read_timeout_seconds=READ_TIMEOUT) as client:
+                tools = await client.list_tools()
+                added = await client.call_tool("add", {"x": 2, "y": 3})
+                with pytest.raises(sdk_session.MCPError) as refused:
+                    await client.call_tool("delete_db", {})
+                readme = await client.read_resource("file:///readme.txt")
+                prompt = await client.get_prompt("summarize_incident", {"severity": "high"})
+                return tools, added, refused.value, readme, prompt, client.protocol_version
+    tools, added, refused, readme, prompt, version = anyio.run(scenario)
+    assert [tool.name for tool in tools.tools] == ["add", "delete_db"]
+    assert ([(block.type, block.text) for block in added.content], added.is_error) == ([("text", "5")], False)
+    assert (refused.error.code, refused.error.message) == (-32600, "tool 'delete_db' not permitted for this session")
+    assert [c.text for c in readme.contents] == ["hello"]
+    assert prompt.messages[0].content.text == "Summarize this high-severity incident."
+    assert version == "2025-11-25"
+    sent, _ = read_tap(log)
+    opening = (["server/discover"] if mode == "auto" else []) + ["initialize", "notifications/initialized"]
+    assert [m["method"] for m in sent][:len(opening)] == opening

@@ -26,6 +26,7 @@ import types
 import pytest
 
 import mcp_full
+import mcp_min
 import mcp_http
 import mcp_stdio
 import server_demo
@@ -634,6 +635,9 @@ def test_demo_transcript_matches_the_stored_one(kind):
 # Streamable HTTP (issue 5)
 # ---------------------------------------------------------------------------------------------------
 
+XY_SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x", "y"]}
+
+
 def test_two_http_sessions_keep_separate_gates_allow_lists_and_catalogs():
     # Each Mcp-Session-Id has its own server: its own gate, its own allow-list, its own runtime tools.
     allow_lists = []  # the next session's allow-list; the shared stateless server takes the default
@@ -667,6 +671,31 @@ def test_two_http_sessions_keep_separate_gates_allow_lists_and_catalogs():
         finally:
             first.close()
             second.close()
+
+
+def test_the_lab_alone_serves_http_from_a_factory_each_session_with_its_own_catalog():
+    # mcp_min's own server behind mcp_http: a factory makes each session's server, so a tool one session's server
+    # gains is not another's, and the lab's client drives it as it drives the lab in memory.
+    made = []
+
+    def lab_server():
+        server = mcp_min.MCPServer("course-lab")
+        server.add_tool("add", lambda x, y: x + y, "Add two integers.", XY_SCHEMA)
+        made.append(server)
+        return server
+
+    with http_endpoint(lab_server) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        first, second = (mcp_min.MCPClient(mcp_http.HttpTransport(url, timeout=TIMEOUT)) for _ in range(2))
+        first.initialize()
+        second.initialize()
+        assert first.call_tool("add", {"x": 2, "y": 3}) == text_result("5")
+        made[1].add_tool("subtract", lambda x, y: x - y, "Subtract y from x.", XY_SCHEMA)  # first's session only
+        assert [tool["name"] for tool in first.list_tools()] == ["add", "subtract"]
+        assert [tool["name"] for tool in second.list_tools()] == ["add"]
+        first.close()
+        second.close()
+    assert len(made) == 3  # the shared one, for stateless requests, and one a session
 
 
 def test_http_sessions_share_one_catalog_and_each_hears_of_its_changes():
