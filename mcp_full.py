@@ -117,7 +117,9 @@ def signature_schema(fn, hinted: bool = False) -> tuple[dict, str | None, dict]:
             context = name  # the server fills it in; the client never sees it
             continue
         if hinted and hints[name] is None:
-            raise TypeError(f"{fn.__name__}'s parameter {name!r} needs a type hint, such as {name}: int or {name}: str: "
+            fix = ("a lambda cannot carry hints: write a def, or pass input_schema={...}" if fn.__name__ == "<lambda>"
+                   else f"such as {name}: int or {name}: str (or pass input_schema={{...}})")
+            raise TypeError(f"{fn.__name__}'s parameter {name!r} needs a type hint, {fix}: "
                             "the hint says what JSON the client must send")
         properties[name] = json_schema(hints[name] or str)
         if "enum" in properties[name]:
@@ -195,6 +197,8 @@ def run_coroutine(coroutine, name: str):
 
 def template_pattern(uri_template: str) -> re.Pattern:
     """A regular expression for a URI template (RFC 6570): {name} matches one path segment, {+name} may span several."""
+    if re.sub(r"\{\+?\w+\}", "", uri_template).count("{") or re.sub(r"\{\+?\w+\}", "", uri_template).count("}"):
+        raise ValueError(f"{uri_template!r} is not a URI template: each variable is {{name}} or {{+name}}, braces closed")
     pattern = ""
     for text, plus, name in re.findall(r"([^{]*)(?:\{(\+?)(\w+)\})?", uri_template):
         pattern += re.escape(text)
@@ -661,6 +665,7 @@ class MCPServer(mcp_min.MCPServer):
             schema["properties"][argument]["x-mcp-header"] = header_name(header, schema["properties"][argument])
         super().add_tool(name, with_context(fn, ctx_name, tuple(requires)), description or first_line(fn.__doc__),
                          schema, notify, replace)
+        self.tools[name]["returns"] = getattr(fn, "__annotations__", {}).get("return")  # what its hint promises
         return fn
 
     def add_resource(self, uri: str, read, name: str | None = None, description: str = "",
@@ -680,8 +685,13 @@ class MCPServer(mcp_min.MCPServer):
             if replaced:
                 self.resource_updated(uri)  # changed through the server's API: tell subscribers
             return read
+        pattern, variables = template_pattern(uri), re.findall(r"\{\+?(\w+)\}", uri)
+        parameters = [parameter for parameter in parameters_of(reader)[0] if parameter != ctx_name]
+        if sorted(variables) != sorted(parameters):  # read gets each variable by name: they must be the same
+            raise ValueError(f"the URI template {uri!r} has the variables {variables}, but {reader.__name__} takes "
+                             f"{parameters}: name each parameter after a variable")
         spec = {"uriTemplate": uri, "name": name or uri, "mimeType": mime_type, "description": description}
-        entry = {"spec": spec, "fn": with_context(reader, ctx_name), "pattern": template_pattern(uri),
+        entry = {"spec": spec, "fn": with_context(reader, ctx_name), "pattern": pattern,
                  "spanning": set(re.findall(r"\{\+(\w+)\}", uri)), "choices": choices}
         self._offer(self.templates, uri, entry, "resources", notify, replace)
         return read
@@ -706,6 +716,11 @@ class MCPServer(mcp_min.MCPServer):
         """
         if isinstance(value, str):
             return super().tool_result(value)
+        if value is None:
+            promised = self.tools.get(context().params.get("name"), {}).get("returns")
+            if promised not in (None, type(None), "None") and type(None) not in getattr(promised, "__args__", ()):
+                raise TypeError(f"the tool returned nothing (None), though its hint says it returns "
+                                f"{getattr(promised, '__name__', promised)}: a forgotten return?")
         blocks = [value] if is_content_block(value) else value
         if isinstance(blocks, list) and blocks and all(is_content_block(block) for block in blocks):
             json.dumps(blocks, allow_nan=False)  # fail here, inside the tool's try, not on the wire
@@ -752,6 +767,13 @@ class MCPServer(mcp_min.MCPServer):
         # resources/read {uri}: a fixed resource (mcp_min's), else the first URI template the uri matches
         uri = param(params, "uri", str)
         template, variables = self._find_template(uri) if uri not in self.resources else (None, None)
+        if template is None and uri not in self.resources:
+            for template in list(self.templates.values()):  # a {name} that would have matched as {+name}: say so
+                spanning = template_pattern(re.sub(r"\{(\w+)\}", r"{+\1}", template["spec"]["uriTemplate"]))
+                if template_variables(spanning, uri, set(spanning.groupindex)) is not None:
+                    raise RPCError(INVALID_PARAMS, f"unknown resource: {uri} (in {template['spec']['uriTemplate']}, a "
+                                   "{name} is one path segment; a variable that holds a path is written {+name})", {"uri": uri})
+            template = None
         if template is None:
             return super()._read_resource(params)  # a fixed resource, or "unknown resource"
         try:

@@ -209,7 +209,9 @@ class MCPServer:
         if message.get("jsonrpc") != JSONRPC:
             raise RPCError(INVALID_REQUEST, 'jsonrpc must be "2.0"')
         if not is_notification(message) and not valid_id(message["id"]):
-            raise RPCError(INVALID_REQUEST, "id must be a string or an integer")  # "id": null too
+            # "id": null too: a present key makes a request (course 000), so a notification leaves the key out
+            hint = "; a notification has no id key at all" if message["id"] is None else ""
+            raise RPCError(INVALID_REQUEST, "id must be a string or an integer" + hint)
         method, params = message.get("method"), message.get("params", {})
         if not isinstance(method, str):
             raise RPCError(INVALID_REQUEST, "method must be a string")
@@ -349,6 +351,9 @@ class MCPServer:
         offered[key] = entry
         if notify:
             self.list_changed(listed)
+        elif self._initialized and self.CAPABILITIES[listed].get("listChanged"):  # a client that was promised a word
+            print(f"mcp_min: {key!r} was added to a live session's {listed} without notify=True: the client's cache "
+                  f"will not show it until it lists the {listed} again", file=sys.stderr, flush=True)
 
     def list_changed(self, listed: str):
         """Queue notifications/<listed>/list_changed: a bare cache invalidation, no payload (course 000)."""
@@ -491,6 +496,8 @@ class MCPClient:
 
     def request(self, method: str, params: dict | None = None) -> dict:
         """Send a request and return its result; an error response raises RPCError."""
+        if method.startswith("notifications/"):  # a request would wait for a response that never comes
+            raise ValueError(f"{method} is a notification: send it with notify({method!r}), which waits for nothing")
         message = request(self.next_id, method, params)
         self.next_id += 1
         reply = self.transport.send(message)

@@ -112,7 +112,7 @@ EXCHANGES = [
     ("id 0 is a valid id", "ready", request(0, "ping"), response(0, {})),
     ("string ids are echoed", "ready", request("abc", "ping"), response("abc", {})),
     ("id null is a malformed request", "ready", {"jsonrpc": "2.0", "id": None, "method": "ping"},
-     error(None, INVALID_REQUEST, "id must be a string or an integer")),
+     error(None, INVALID_REQUEST, "id must be a string or an integer; a notification has no id key at all")),
     ("a boolean id is not an integer", "ready", {"jsonrpc": "2.0", "id": True, "method": "ping"},
      error(None, INVALID_REQUEST, "id must be a string or an integer")),
     ("a float id is refused", "ready", {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
@@ -533,3 +533,37 @@ def test_the_course_names_are_where_the_course_says():
     assert MCPClient(InMemoryTransport(server)).tools_cache is None
     assert (mcp_min.PARSE_ERROR, mcp_min.INVALID_REQUEST, mcp_min.METHOD_NOT_FOUND, mcp_min.INVALID_PARAMS,
             mcp_min.INTERNAL_ERROR) == (-32700, -32600, -32601, -32602, -32603)
+
+
+# ---- a student's mistakes name their fix ----
+
+def test_a_notification_sent_as_a_request_names_notify():
+    # client.request("notifications/initialized") would wait for a response no server sends.
+    client = MCPClient(InMemoryTransport(course_server()))
+    with pytest.raises(ValueError, match=r"notifications/initialized is a notification: send it with "
+                                         r"notify\('notifications/initialized'\)"):
+        client.request("notifications/initialized")
+
+
+def test_a_tool_added_to_a_live_session_without_notify_says_the_cache_goes_stale(capsys):
+    # The client listed its tools already: without notify=True it never hears of the new one, and stderr says so.
+    server = ready_server()
+    server.add_tool("quiet", lambda: 1, "A tool nobody is told of.")
+    assert capsys.readouterr().err == ("mcp_min: 'quiet' was added to a live session's tools without notify=True: the "
+                                       "client's cache will not show it until it lists the tools again\n")
+    server.add_tool("loud", lambda: 1, "A tool the client hears of.", notify=True)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_handler_a_subclass_adds_to_the_table_is_served():
+    # The flat table is read at dispatch time: a subclass's table, written in its body, is the one served.
+    class Echoing(MCPServer):
+        HANDLERS = MCPServer.HANDLERS | {"echo": "_echo"}
+
+        def _echo(self, params: dict) -> dict:
+            return {"echoed": params}
+    server = Echoing("echo")
+    assert server.handle(request(1, "echo", {"x": 1})) == error(1, NOT_INITIALIZED, "server not initialized")
+    server.handle(request(2, "initialize", INIT))
+    server.handle(notification("notifications/initialized"))
+    assert server.handle(request(3, "echo", {"x": 1})) == response(3, {"echoed": {"x": 1}})

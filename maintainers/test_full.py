@@ -146,7 +146,7 @@ EXCHANGES = [
     ("id 0 is a valid id", "ready", request(0, "ping"), response(0, {})),
     ("string ids are echoed", "ready", request("abc", "ping"), response("abc", {})),
     ("id null is a malformed request", "ready", {"jsonrpc": "2.0", "id": None, "method": "ping"},
-     error(None, (INVALID_REQUEST, "id must be a string or an integer"))),
+     error(None, (INVALID_REQUEST, "id must be a string or an integer; a notification has no id key at all"))),
     ("a boolean id is not an integer", "ready", {"jsonrpc": "2.0", "id": True, "method": "ping"},
      error(None, (INVALID_REQUEST, "id must be a string or an integer"))),
     ("a float id is refused", "ready", {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
@@ -903,3 +903,52 @@ def test_in_memory_transport_passes_only_json():
     InMemoryTransport(server).send(message)
     message["params"]["k"].append(2)
     assert seen == [{"k": [1]}] and seen[0] is not message["params"]
+
+
+# ---- a student's mistakes name their fix, at registration where they can ----
+
+MISTAKES = [  # (what the student wrote, as a function of a server, the exception, the words of its message)
+    ("a template variable its function does not take", lambda s: s.add_resource("notes://{name}", lambda nme: nme),
+     ValueError, "the URI template 'notes://{name}' has the variables ['name'], but <lambda> takes ['nme']: "
+                 "name each parameter after a variable"),
+    ("an unclosed brace", lambda s: s.add_resource("notes://{name", lambda name: name),
+     ValueError, "'notes://{name' is not a URI template: each variable is {name} or {+name}, braces closed"),
+    ("a lambda as a tool, with no schema", lambda s: s.add_tool("add", lambda x, y: x + y),
+     TypeError, "<lambda>'s parameter 'x' needs a type hint, a lambda cannot carry hints: write a def, or pass "
+                "input_schema={...}: the hint says what JSON the client must send"),
+]
+
+
+@pytest.mark.parametrize("name, mistake, kind, message", MISTAKES, ids=[row[0] for row in MISTAKES])
+def test_a_mistake_at_registration_names_its_fix(name, mistake, kind, message):
+    # Caught when the server is built, not at the first request, in words that say what to change.
+    with pytest.raises(kind) as caught:
+        mistake(MCPServer("mistakes"))
+    assert str(caught.value) == message
+
+
+def test_a_path_read_through_a_one_segment_variable_hints_at_plus():
+    # {path} matches one segment; a URI with a "/" there is unknown, and the error says {+path} would take it.
+    server = MCPServer("files")
+    server.add_resource("files://{path}", lambda path: path)
+    server.handle(request(1, "initialize", INIT))
+    server.handle(notification("notifications/initialized"))
+    assert server.handle(request(2, "resources/read", {"uri": "files://a/b"}))["error"]["message"] == (
+        "unknown resource: files://a/b (in files://{path}, a {name} is one path segment; a variable that holds a path "
+        "is written {+name})")
+
+
+def test_a_tool_that_forgets_its_return_says_so_as_its_error(capsys):
+    # "-> str" and no return: not the text "null", but an isError result that names the likely mistake.
+    server = MCPServer("forgetful")
+
+    @server.tool()
+    def greet(name: str) -> str:
+        """Greet, but forget to return."""
+        f"hello {name}"
+    server.handle(request(1, "initialize", INIT))
+    server.handle(notification("notifications/initialized"))
+    assert server.handle(request(2, "tools/call", {"name": "greet", "arguments": {"name": "Ada"}}))["result"] == {
+        "content": [{"type": "text", "text": "ERROR: the tool returned nothing (None), though its hint says it "
+                                             "returns str: a forgotten return?"}], "isError": True}
+    assert "a forgotten return?" in capsys.readouterr().err

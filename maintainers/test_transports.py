@@ -461,7 +461,7 @@ BAD_LINES = [
     ("a top-level array", b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]\n',
      error_response(None, -32600, "a message must be a JSON object")),
     ('"id": null', b'{"jsonrpc": "2.0", "id": null, "method": "ping"}\n',
-     error_response(None, -32600, "id must be a string or an integer")),
+     error_response(None, -32600, "id must be a string or an integer; a notification has no id key at all")),
     ("no jsonrpc member", b'{"id": 1, "method": "ping"}\n', error_response(1, -32600, 'jsonrpc must be "2.0"')),
     ("NaN", b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": NaN}}\n',
      error_response(None, -32700, "parse error: NaN is not JSON")),
