@@ -9,7 +9,7 @@
 
 import argparse, json, pathlib, subprocess, sys, time
 
-from mcp_full import InMemoryTransport, MCPClient, RPCError, print_trace, request
+from mcp_full import TOOL_NOT_ALLOWED, UNKNOWN_TOOL, InMemoryTransport, MCPClient, RPCError, print_trace, request
 from mcp_http import HttpTransport
 from mcp_stdio import StdioTransport
 
@@ -92,12 +92,12 @@ def part_one(kind: str):
     client.list_tools()
     caption("4. tools/call add")
     client.call_tool("add", {"x": 2, "y": 3})
-    caption("5. delete_db exists but is not in this session's allow-list: -32600, and it never runs")
+    caption(f"5. delete_db exists but is not in this session's allow-list: {TOOL_NOT_ALLOWED}, and it never runs")
     attempt(lambda: client.call_tool("delete_db"))
     caption("6. enable_subtract registers subtract with notify=True; list_changed arrives first, the client re-lists")
     client.call_tool("enable_subtract")
     await_subtract(client)
-    caption("lattice: an unknown tool is -32601")
+    caption(f"lattice: an unknown tool is {UNKNOWN_TOOL}")
     attempt(lambda: client.call_tool("drop_tables"))
     caption("lattice: a missing required argument is -32602")
     attempt(lambda: client.call_tool("add", {"x": 2}))

@@ -14,7 +14,7 @@ import pathlib
 import re
 import sys
 
-from mcp_full import InMemoryTransport, MCPClient, RPCError, print_trace
+from mcp_full import UNKNOWN_TOOL, InMemoryTransport, MCPClient, RPCError, print_trace
 
 HERE = pathlib.Path(__file__).resolve().parent
 README = HERE / "README.md"
@@ -131,7 +131,7 @@ def transcript_block() -> str:
     """The start of client_demo.py's stored transcript (part 1, steps 1-6), each line cut to fit."""
     lines = (HERE / "maintainers" / "transcripts" / "client_demo_stdio.txt").read_text(encoding="utf-8").splitlines()
     shown = [line if len(line) <= TRANSCRIPT_WIDTH else line[:TRANSCRIPT_WIDTH - 1] + "…"
-             for line in lines[:lines.index("# lattice: an unknown tool is -32601")]]
+             for line in lines[:lines.index(f"# lattice: an unknown tool is {UNKNOWN_TOOL}")]]
     return "```\n" + "\n".join(shown).rstrip() + "\n```"
 
 

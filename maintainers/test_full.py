@@ -13,7 +13,7 @@ import pytest
 
 import mcp_full
 import mcp_stdio
-from mcp_full import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION, Context, InMemoryTransport, MCPClient, MCPServer, RPCError, error_response, is_notification, notification, request, response)
+from mcp_full import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, PARSE_ERROR, UNKNOWN_TOOL, UNSUPPORTED_PROTOCOL_VERSION, Context, InMemoryTransport, MCPClient, MCPServer, RPCError, error_response, is_notification, notification, request, response)
 
 HERE = pathlib.Path(__file__).resolve().parent
 CAPABILITIES = {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
@@ -184,7 +184,7 @@ EXCHANGES = [
     ("add", "ready", request(3, "tools/call", {"name": "add", "arguments": {"x": 2, "y": 3}}),
      response(3, {"content": [{"type": "text", "text": "5"}]})),
     ("unknown tool", "ready", request(3, "tools/call", {"name": "nope", "arguments": {}}),
-     error(3, (METHOD_NOT_FOUND, "unknown tool: nope"))),
+     error(3, (UNKNOWN_TOOL, "unknown tool: nope"))),
     ("tool not in the allow-list", "ready", request(3, "tools/call", {"name": "delete_db", "arguments": {}}),
      error(3, (INVALID_REQUEST, "tool 'delete_db' not permitted for this session"))),
     ("missing argument", "ready", request(3, "tools/call", {"name": "add", "arguments": {"x": 2}}),
@@ -828,7 +828,7 @@ def test_client_ids_count_up_from_one_and_errors_raise():
     assert client.next_id == 2
     with pytest.raises(RPCError) as caught:
         client.call_tool("nope")
-    assert (caught.value.code, caught.value.message) == (METHOD_NOT_FOUND, "unknown tool: nope")
+    assert (caught.value.code, caught.value.message) == (UNKNOWN_TOOL, "unknown tool: nope")
 
 
 def test_client_list_methods_return_lists():
