@@ -360,7 +360,7 @@ class Context:
         self.server, self.method, self.stream = server, message.get("method"), stream
         self.id = message.get("id")  # a handler sees only a valid one: mcp_min's _check refuses the rest
         self.stateless = PROTOCOL_VERSION_KEY in self.meta or self.method == "server/discover"
-        self.send = stream.send if stream else server.queue
+        self.send = stream.send if stream else server.send
 
     @property
     def cancelled(self) -> bool:
@@ -565,7 +565,7 @@ class MCPServer(mcp_min.MCPServer):
         self.templates = {}  # 5. URI templates: the catalog's fourth part
         self._sharing = [weakref.ref(self)]  # the sessions on this catalog: only this one, until session()
         self.log_level, self.subscriptions = "info", set()  # 5. what the session's client set and subscribed to
-        self.on_queue = None  # set by a transport that delivers a notification before the response is ready
+        self.on_send = None  # set by a transport that delivers a notification before the response is ready
         # 8. Transports call handle() from several threads at once: _lock guards what follows, and the outbox.
         self._lock = threading.Lock()
         self._running = {}  # request id -> its Context, so that notifications/cancelled reaches it
@@ -835,20 +835,20 @@ class MCPServer(mcp_min.MCPServer):
         """Tell each subscribed session, and every listen stream that subscribed to uri (notifications/resources/updated)."""
         for server in self.sharing():  # the resource belongs to the catalog: every session may have subscribed
             if uri in server.subscriptions and server._initialized:
-                server.queue(notification("notifications/resources/updated", {"uri": uri}))
+                server.send(notification("notifications/resources/updated", {"uri": uri}))
             server._tell_listeners(lambda asked: uri in asked.get("resourceSubscriptions", []),
                                    "notifications/resources/updated", {"uri": uri})
 
-    def queue(self, message: dict):
-        """Put a message for the client in the outbox; a transport that set on_queue delivers it at once."""
+    def send(self, message: dict):
+        """Send the client a message: into the outbox, which a transport that set on_send carries at once."""
         with self._lock:
             self._outbox.append(message)
         self.delivered()
 
     def delivered(self):
-        """Let a transport that set on_queue carry the outbox now (stdio: progress reaches the client mid-call)."""
-        if self.on_queue and self._outbox:
-            self.on_queue()
+        """Let a transport that set on_send carry the outbox now (stdio: progress reaches the client mid-call)."""
+        if self.on_send and self._outbox:
+            self.on_send()
 
     def drain_outbox(self) -> list:
         """mcp_min's, under the lock: several threads may queue at once."""
@@ -1325,7 +1325,7 @@ class InMemoryTransport(Transport):
     def send(self, message: dict) -> dict | None:
         """json.dumps, json.loads, server.handle, as mcp_min's; the outbox crosses first, then the response."""
         wire = json.dumps(self.traced("→", message))
-        self.server.on_queue = self.carry  # what the server sends while it works crosses at once
+        self.server.on_send = self.carry  # what the server sends while it works crosses at once
         reply = self.server.handle(json.loads(wire))
         if self.server._outbox:
             self.carry()  # notifications arrive before the response

@@ -659,14 +659,14 @@ class HttpTransport(Transport):
         super().__init__(trace)
         parts = urllib.parse.urlsplit(url)
         self.address, self.path, self.timeout = (parts.hostname, parts.port or 80), parts.path or "/", timeout
-        self.connection = self.connect()
+        self.connection = self.new_connection()
         self.side_connection: HttpConnection | None = None  # opened the first time the server asks something mid-stream
         self.listen_connection: HttpConnection | None = None  # the open subscriptions/listen stream's own connection
         self.arrived = queue.Queue()  # what the listen stream brought, not yet handed over
         self.session_id = self.protocol_version = None
         self.tool_schemas = {}  # name -> inputSchema, for the tools whose arguments travel in headers too
 
-    def connect(self) -> HttpConnection:
+    def new_connection(self) -> HttpConnection:
         """A new HTTP/1.1 connection to the server (opened on first use)."""
         return HttpConnection(self.address, self.timeout)
 
@@ -730,7 +730,7 @@ class HttpTransport(Transport):
 
     def post_aside(self, message: dict):
         """POST a message on the side connection, while the main one is busy streaming (202 expected)."""
-        self.side_connection = self.side_connection or self.connect()
+        self.side_connection = self.side_connection or self.new_connection()
         try:
             self.post(self.side_connection, message).read()
         except OSError:
@@ -765,7 +765,7 @@ class HttpTransport(Transport):
 
         A thread then reads the stream, keeping its notifications for _pump_notifications.
         """
-        self.listen_connection = self.connect()
+        self.listen_connection = self.new_connection()
         reply = self.post(self.listen_connection, message)
         incoming = self.messages(reply, self.listen_connection, float("inf"), traced=False)
         first = self.traced("←", next(incoming, None))

@@ -16,7 +16,8 @@ wire). This module names none of them: nothing here exists for a later layer.
 
 Glossary (one word per concept; the project uses no synonyms):
   message       one JSON-RPC object on the wire: a request, a notification or a response
-  request       a message with an "id" and a "method"; it gets exactly one response
+  request       a message with an "id" and a "method"; it gets exactly one response (request() builds
+                one; MCPClient.request() sends one and returns the result of its response)
   notification  a message with a "method" and no "id" key; it never gets a response
   response      a message that echoes a request's id and holds a result or an error (a variable
                 holding one is named `reply`, as `response()` is the function that builds one)

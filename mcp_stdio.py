@@ -3,7 +3,7 @@
    9. stdio    parse (the transport edge, where -32700 is raised), serve_stdio, StdioTransport
 
 serve_stdio serves any server with mcp_min's seam: handle(message) and drain_outbox(). Where the server has
-more (mcp_full's: on_queue, stop_waiting, end_listening), it uses that too: a tool's progress reaches the
+more (mcp_full's: on_send, stop_waiting, end_listening), it uses that too: a tool's progress reaches the
 client while the tool runs, and a question the server asks is answered on the same pipes.
 
     python server_demo.py                       # a stdio server: a host starts it as a child process
@@ -180,8 +180,8 @@ def serve_stdio(server, stdin=None, stdout=None):
                 if slow and len([thread for thread in readers if thread.is_alive()]) < MAX_WORKERS:
                     start_reader()
 
-    if hasattr(server, "on_queue"):  # mcp_full's: a tool's notifications and questions go out as they come
-        server.on_queue = lambda: write(server.drain_outbox())
+    if hasattr(server, "on_send"):  # mcp_full's: a tool's notifications and questions go out as they come
+        server.on_send = lambda: write(server.drain_outbox())
     restore = on_sigterm_exit()
     try:
         start_reader()

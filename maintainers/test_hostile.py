@@ -538,7 +538,7 @@ def test_many_list_changes_before_one_response_make_one_new_list():
     wire = []
     client.transport.trace = lambda d, m: wire.append(m)
     for _ in range(2000):
-        server.queue(notification("notifications/tools/list_changed"))
+        server.send(notification("notifications/tools/list_changed"))
     client.call_tool("add", {"x": 1, "y": 1})
     assert [m.get("method") for m in wire if "id" in m and "method" in m] == ["tools/call", "tools/list"]
 
