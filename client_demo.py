@@ -101,7 +101,8 @@ def part_one(kind: str):
     attempt(lambda: client.call_tool("drop_tables"))
     caption("lattice: a missing required argument is -32602")
     attempt(lambda: client.call_tool("add", {"x": 2}))
-    caption("lattice: the tool raised: an isError result the model can read, not a protocol error")
+    caption("lattice: the tool raised: an isError result the model can read, not a protocol error (the server also "
+            "writes where, for its author, on its stderr: expected)")
     client.call_tool("count_lessons", {"course": "postgres"})
     caption("a tool that talks while it runs: progress and a log line arrive before its response")
     client.call_tool("count_slowly", {"n": 3}, progress=True)
@@ -120,7 +121,7 @@ def part_two(kind: str):
     client.list_tools()
     caption("search_docs: every request carries its version and capabilities in _meta")
     client.call_tool("search_docs", {"query": "handshake gate", "k": 2})
-    caption("count_lessons with an unknown course: isError")
+    caption("count_lessons with an unknown course: isError (and, for the server's author, where on its stderr)")
     client.call_tool("count_lessons", {"course": "postgres"})
     caption("an unknown tool: a protocol error")
     attempt(lambda: client.call_tool("drop_tables"))
