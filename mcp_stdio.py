@@ -129,7 +129,8 @@ def serve_stdio(server, stdin=None, stdout=None):
     take microseconds, and a hand-over to another thread would cost more than the request. A request
     still running after SLOW_S keeps its thread, and the watchdog gives the baton to a new reader, so
     that a ping, a cancellation or the client's answer to the server's question is read while the tool
-    works (section 8). A lock lets one thread at a time write a line, so lines never interleave. The
+    works (mcp_full.py, section 8); a notification or a response never hands the baton on, so it is handled
+    before the next line is read. A lock lets one thread at a time write a line, so lines never interleave. The
     calling thread only waits, so a signal always finds it waiting; the readers read and write the pipes'
     file descriptors directly, so none holds a lock of Python's files that the interpreter's exit waits for.
     """
@@ -140,8 +141,8 @@ def serve_stdio(server, stdin=None, stdout=None):
     readers = []  # every reader started, the one holding the baton last
 
     def write(messages: list):
-        data = b"".join(encode(message).encode() + b"\n" for message in messages)
-        with lock:
+        with lock:  # the outbox is drained under the lock too: lines leave in the order they were queued
+            data = b"".join(encode(message).encode() + b"\n" for message in server.drain_outbox() + messages)
             try:
                 write_all(out, data)
             except OSError:  # BrokenPipeError: the client closed our stdout, so no answer can reach it
@@ -154,10 +155,11 @@ def serve_stdio(server, stdin=None, stdout=None):
         """Read and serve messages while this thread holds the baton; at end of input, say so."""
         me = threading.current_thread()
         for message in lines:
-            with baton:
-                reading["since"] = time.monotonic()
+            if isinstance(message, dict) and "method" in message and "id" in message:
+                with baton:  # a request may run long; a notification or a response is handled before the next line
+                    reading["since"] = time.monotonic()
             reply = server.handle(message)
-            write(server.drain_outbox() + ([reply] if reply is not None else []))  # the outbox first
+            write([reply] if reply is not None else [])  # after the outbox
             with baton:
                 if reading["thread"] is not me or gone.is_set():
                     return  # a new reader took over while this request ran (its clock is its own), or nobody reads
@@ -181,7 +183,7 @@ def serve_stdio(server, stdin=None, stdout=None):
                     start_reader()
 
     if hasattr(server, "on_send"):  # mcp_full's: a tool's notifications and questions go out as they come
-        server.on_send = lambda: write(server.drain_outbox())
+        server.on_send = lambda: write([])
     restore = on_sigterm_exit()
     try:
         start_reader()
