@@ -1215,7 +1215,7 @@ class MCPClient(mcp_min.MCPClient):
             whole = getattr(self.transport, "timeout", None)  # a silent server costs one timeout in all, not two
             try:
                 self.limit_wait(whole and whole / 3)
-                result = self.discover()
+                result = self.discover_once_more_if_asked()
             except RPCError:
                 return self.initialize()  # an older server: -32601 or the like
             except TimeoutError:
@@ -1227,6 +1227,17 @@ class MCPClient(mcp_min.MCPClient):
                 self.era, self.protocol_version = "stateless", STATELESS_VERSIONS[0]
                 return result
         return self.initialize()
+
+    def discover_once_more_if_asked(self) -> dict:
+        """server/discover; asked again once if -32022 lists a version this client speaks, even the one just sent
+        (spec 2026-07-28, basic, "Versioning": a client retries with a version the server listed)."""
+        try:
+            return self.discover()
+        except RPCError as exc:
+            supported = exc.data.get("supported", []) if isinstance(exc.data, dict) else []
+            if exc.code != UNSUPPORTED_PROTOCOL_VERSION or STATELESS_VERSIONS[0] not in supported:
+                raise
+            return self.discover()
 
     def limit_wait(self, seconds: float | None):
         """Wait at most seconds for each response from now on (a transport in memory never waits)."""

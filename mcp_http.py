@@ -327,7 +327,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             params = message.get("params") if isinstance(message.get("params"), dict) else {}
             meta, method = params.get("_meta"), message.get("method")
             meta = meta if isinstance(meta, dict) else {}
-            if PROTOCOL_VERSION_KEY in meta:
+            if PROTOCOL_VERSION_KEY in meta and not is_notification(message):  # the spec names no notification headers
                 problem = self.header_mismatch(method, params, meta)
                 if problem:
                     return self.respond(400, error_response(message.get("id"), HEADER_MISMATCH, problem))
@@ -338,7 +338,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 code = reply.get("error", {}).get("code")
                 if code in (UNSUPPORTED_PROTOCOL_VERSION, INVALID_REQUEST, PARSE_ERROR, MISSING_CLIENT_CAPABILITY):
                     return 400
-                if code == INVALID_PARAMS and CLIENT_CAPABILITIES_KEY not in meta:
+                if code == INVALID_PARAMS and not (CLIENT_CAPABILITIES_KEY in meta and PROTOCOL_VERSION_KEY in meta):
                     return 400  # a required _meta field is missing (2026-07-28, basic, "_meta")
                 if code == METHOD_NOT_FOUND and (method not in shared.HANDLERS or method in HANDSHAKE_ONLY):
                     return 404  # the method itself is unknown here
@@ -753,13 +753,18 @@ class HttpTransport(Transport):
             line = reply.read_line()
             if not line:
                 return
-            line = line.decode().rstrip("\r\n")
+            line = line.decode("utf-8", "replace").rstrip("\r\n")
             if line.startswith("data:"):
-                data.append(line[5:].lstrip(" "))
+                data.append(line[5:].removeprefix(" "))  # one space after the colon is not the data's (WHATWG, SSE)
             elif not line and data:
-                message = json.loads("\n".join(data))
+                text, data = "\n".join(data), []
+                if not text.strip():
+                    continue  # an event with empty data (a priming event with only an id and a retry): no message
+                try:
+                    message = json.loads(text)
+                except ValueError:
+                    raise ConnectionError(f"an event of the stream is not JSON: {text[:80]!r}")
                 yield self.traced("←", message) if traced else message
-                data = []
 
     def listen(self, message: dict) -> dict:
         """Open a subscriptions/listen stream on a connection of its own; its acknowledgement (or error).
