@@ -237,6 +237,7 @@ class MCPServer:
         self._waiting = {}  # id of a request this server sent -> the queue its response is put in
         self._last_request_id = 0
         self._listeners = []  # one {"id", "filter", "context"} an open subscriptions/listen stream
+        self._telling = threading.RLock()  # held to acknowledge a stream, or to send on the streams: acknowledgement first
         # input_required (stateless era): each requestState is signed, expires, and is spent only once.
         self._state_key = state_key or os.urandom(32)
         self._states_spent = {}  # nonce -> expiry, forgotten once expired
@@ -1777,11 +1778,13 @@ def _listen(self, params, ctx):
         raise RPCError(INVALID_PARAMS, "notifications.resourceSubscriptions must be a list of URIs")
     if uris:
         honoured["resourceSubscriptions"] = uris
-    # The acknowledgement goes first, before any notification of this stream (2026-07-28, "Subscriptions").
-    ctx.send(notification("notifications/subscriptions/acknowledged",
-                          {"_meta": {SUBSCRIPTION_ID_KEY: ctx.id}, "notifications": honoured}))
-    with self._lock:
-        self._listeners.append({"id": ctx.id, "filter": honoured, "context": ctx})
+    # The acknowledgement goes first, before any notification of this stream (2026-07-28, "Subscriptions"); the
+    # stream is listed first, so a change made once the client has its acknowledgement reaches it.
+    with self._telling:
+        with self._lock:
+            self._listeners.append({"id": ctx.id, "filter": honoured, "context": ctx})
+        ctx.send(notification("notifications/subscriptions/acknowledged",
+                              {"_meta": {SUBSCRIPTION_ID_KEY: ctx.id}, "notifications": honoured}))
     ctx.later = True  # answered when the stream ends (stop_listening, end_listening)
     return None
 
@@ -1813,11 +1816,12 @@ def resource_updated(self, uri: str):
 @extend(MCPServer)
 def _tell_listeners(self, wants, method: str, params: dict):
     """Send a notification on every open listen stream whose filter wants it, tagged with its subscription id."""
-    with self._lock:
-        listeners = [listener for listener in self._listeners if wants(listener["filter"])]
-    for listener in listeners:
-        tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: listener["id"]}}
-        listener["context"].send(notification(method, tagged))
+    with self._telling:  # a stream being acknowledged gets its acknowledgement first
+        with self._lock:
+            listeners = [listener for listener in self._listeners if wants(listener["filter"])]
+        for listener in listeners:
+            tagged = {**params, "_meta": {SUBSCRIPTION_ID_KEY: listener["id"]}}
+            listener["context"].send(notification(method, tagged))
 
 
 @extend(MCPServer)

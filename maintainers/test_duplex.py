@@ -457,6 +457,22 @@ def test_listen_delivers_resource_updates_only_for_the_uris_asked():
         "uri": "file:///readme.txt", "_meta": {"io.modelcontextprotocol/subscriptionId": 1}})]
 
 
+def test_a_change_made_the_moment_the_acknowledgement_arrives_reaches_the_stream():
+    # The stream is listed before its acknowledgement goes out: a change the client makes the moment it hears
+    # the acknowledgement (here from its notification hook, before listen() has even returned) is not lost.
+    server = test_mcp_min.course_server()
+    transport = mcp_min.InMemoryTransport(server)
+
+    def on_notification(message):
+        if message["method"] == "notifications/subscriptions/acknowledged":
+            server.add_tool("subtract", test_mcp_min.subtract, notify=True)
+    transport.on_notification = on_notification
+    assert transport.listen(listen_request(1, toolsListChanged=True))["params"]["notifications"] == {
+        "toolsListChanged": True}
+    assert transport.drain() == [notification("notifications/tools/list_changed",
+                                              {"_meta": {"io.modelcontextprotocol/subscriptionId": 1}})]
+
+
 def test_listen_is_a_2026_method():
     # In a handshake session there is no subscriptions/listen: -32601.
     server = test_mcp_min.ready_server()
