@@ -108,8 +108,13 @@ def read_until(pipe: LinePipe, done) -> list:
 
 
 def holding_server(released: threading.Event) -> MCPServer:
-    """A server whose tool hold reports its first step, then waits until the test sets released."""
+    """A server whose tool hold reports its first step, then waits until the test sets released; add answers at once."""
     server = MCPServer("holding")
+
+    @server.tool()
+    def add(x: int, y: int) -> int:
+        """Add two integers."""
+        return x + y
 
     @server.tool()
     def hold(ctx: Context) -> str:

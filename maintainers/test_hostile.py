@@ -10,6 +10,7 @@ import http.client
 import json
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -21,6 +22,7 @@ import pytest
 
 import mcp_min
 import server_demo
+import test_duplex
 import test_mcp_min
 from mcp_min import Context, MCPClient, MCPServer, RPCError, notification, request, response
 from test_transports import DEMO, HERE, META, TIMEOUT, http_endpoint, pong, stateless, text_result
@@ -62,26 +64,29 @@ def body_of(reply: bytes) -> dict:
 # ---- the HTTP server: nobody waits behind someone else's tool ----
 
 def test_a_slow_stateless_call_does_not_hold_up_another_client():
-    # Client A's count_slowly 30 takes 3 s; client B's add, sent after A's first progress, is answered while A
-    # still runs: A's progress goes on after B's response.
-    with http_endpoint() as port:
+    # Client A's hold reports progress, then waits until it is released, which the helper does only once
+    # client B's add (sent after A's first progress) has been answered: B's answer falls between A's two steps.
+    released, running = threading.Event(), threading.Event()
+    with http_endpoint(lambda: test_duplex.holding_server(released)) as port:
         events = []
-        a = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT),
-                      on_progress=lambda params: events.append(("a", params["progress"])))
+
+        def heard(params):
+            events.append(("a", params["progress"]))
+            running.set()
+        a = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT), on_progress=heard)
         a.connect()
         b = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
         b.connect()
 
-        def b_after_first_progress():
-            while not events:
-                time.sleep(0.01)
+        def b_once_a_runs():
+            running.wait(TIMEOUT)
             events.append(("b", b.call_tool("add", {"x": 2, "y": 3})["content"][0]["text"]))
-        helper = threading.Thread(target=b_after_first_progress)
+            released.set()
+        helper = threading.Thread(target=b_once_a_runs)
         helper.start()
-        a.call_tool("count_slowly", {"n": 30}, progress=True)
+        assert a.call_tool("hold", progress=True)["content"] == text_result("released")["content"]
         helper.join(TIMEOUT)
-        b_at = events.index(("b", "5"))
-        assert events[-1] == ("a", 30) and b_at < len(events) - 1  # B finished while A was still counting
+        assert events == [("a", 1), ("b", "5"), ("a", 2)]
 
 
 def test_three_hundred_clients_at_once_are_all_served():
@@ -145,10 +150,10 @@ def test_the_number_of_connections_is_bounded_and_a_waiting_one_is_served_later(
 
 
 def test_sessions_expire_and_their_number_is_capped(monkeypatch):
-    # Three sessions fill the server: a fourth initialize is 503 with a clear error; once they have been idle
-    # longer than SESSION_IDLE_S they are forgotten (404), and a new one may open.
+    # Three sessions fill the server: a fourth initialize is 503 with a clear error (however slowly they came,
+    # none has been idle an hour); once idle longer than SESSION_IDLE_S they are forgotten (404), and a new one
+    # may open.
     monkeypatch.setattr(mcp_min, "MAX_SESSIONS", 3)
-    monkeypatch.setattr(mcp_min, "SESSION_IDLE_S", 0.5)
     init = request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                      "clientInfo": {"name": "crowd", "version": "0"}})
     with http_endpoint() as port:
@@ -156,7 +161,7 @@ def test_sessions_expire_and_their_number_is_capped(monkeypatch):
         assert [status_of(reply) for reply in replies] == [200, 200, 200, 503]
         assert body_of(replies[3])["error"] == {"code": -32603, "message": "3 sessions are open: try again later"}
         first = replies[0].split(b"Mcp-Session-Id: ")[1].split(b"\r\n")[0].decode()
-        time.sleep(0.6)
+        monkeypatch.setattr(mcp_min, "SESSION_IDLE_S", 0)  # from now on, every open session has been idle too long
         assert status_of(raw(port, post_bytes(json.dumps(init).encode(), {}))) == 200
         ping = json.dumps(request(2, "ping")).encode()
         assert status_of(raw(port, post_bytes(ping, {"Mcp-Session-Id": first}))) == 404
@@ -341,11 +346,15 @@ def test_spent_states_are_forgotten_once_they_expire(monkeypatch):
 
 def test_http_transport_works_again_after_a_timeout():
     # The timed-out connection is closed (for 2026-07-28, that is the cancel); the next POST opens a new one.
+    # The timeout is cut to 0.3 s for the one call that must time out: count_slowly 100 would take 10 s.
     with http_endpoint() as port:
-        client = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=0.3))
+        transport = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        client = MCPClient(transport)
         client.connect()
+        transport.timeout = transport.connection.timeout = 0.3  # the POST's deadline, and its socket's
         with pytest.raises(TimeoutError):
-            client.call_tool("count_slowly", {"n": 5})
+            client.call_tool("count_slowly", {"n": 100})
+        transport.timeout = transport.connection.timeout = TIMEOUT
         assert client.call_tool("add", {"x": 2, "y": 3})["content"] == text_result("5")["content"]
 
 
@@ -423,7 +432,7 @@ def test_a_connection_the_server_closed_while_idle_is_not_used_again(quick_deadl
         client.connect()
         first = client.call_tool("add", {"x": 2, "y": 3})["content"]
         closed = client.transport.connection.socket
-        time.sleep(1.5)
+        assert select.select([closed], [], [], TIMEOUT)[0]  # the server cut it (after 1 s idle): it reads as ended
         second = client.call_tool("add", {"x": 2, "y": 3})["content"]
         assert (first, second, client.transport.connection.socket is closed) == (
             text_result("5")["content"], text_result("5")["content"], False)
@@ -444,10 +453,12 @@ def test_a_malformed_http_response_is_one_connection_error_naming_the_problem(ca
 
 
 def test_a_large_request_after_a_timeout_does_not_deadlock_over_stdio():
-    # The server still reads while its tool runs, and the client's write has a deadline of its own.
-    transport = mcp_min.StdioTransport(DEMO, timeout=0.3)
+    # The server still reads while its tool runs, and the client's write has a deadline of its own. (The
+    # handshake gets the whole TIMEOUT: a loaded machine may take more than 0.3 s to start the server.)
+    transport = mcp_min.StdioTransport(DEMO, timeout=TIMEOUT)
     client = MCPClient(transport)
     client.initialize()
+    transport.timeout = 0.3
     with pytest.raises(TimeoutError):
         client.call_tool("count_slowly", {"n": 5})
     transport.timeout = TIMEOUT
