@@ -2250,6 +2250,7 @@ NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": 
 KEEPALIVE_S = 15  # an open event stream with nothing to say gets a comment line this often
 REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, headers, body) within this
 MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
+BUSY_S = 60  # a connection that waits this long for one of them to close is closed itself: every one is busy
 SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; initialize beyond them is 503
 MAX_HEADERS = 100  # header lines in a request or a response, each MAX_HEADER_LINE bytes at most (http.server's bounds)
@@ -2729,8 +2730,8 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
 
         def process_request(self, request, client_address):
             # Full: stop accepting until a connection closes (the others wait in the listen queue): an idle one
-            # is cut off within REQUEST_S. A longer wait means every connection is busy: give up on this one.
-            if not self.open_connections.acquire(timeout=2 * REQUEST_S):
+            # is cut off within REQUEST_S. A wait of BUSY_S means every connection is busy: give up on this one.
+            if not self.open_connections.acquire(timeout=BUSY_S):
                 request.close()
                 return
             super().process_request(request, client_address)

@@ -1,7 +1,7 @@
 """Hostile and clumsy peers, round two: nothing hangs, nothing leaks, nobody waits behind someone else's tool.
 
 Each test pins one way a peer (an attacker on localhost, or a student's buggy client or server) once broke
-the lab. Waits are bounded and everything stays on loopback; no test asserts how long something took.
+the lab. Waits are bounded and everything stays on loopback; no test asserts that something was quick.
 """
 
 import base64
@@ -139,11 +139,13 @@ def stateless_bytes(id: int) -> tuple:
 
 def test_the_number_of_connections_is_bounded_and_a_waiting_one_is_served_later(quick_deadlines):
     # Four idle connections fill the server; a fifth waits in the queue, and is served once the idle ones
-    # are cut off.
+    # are cut off: not before REQUEST_S (1 s here), and long before BUSY_S (60 s), when it would be refused.
     with http_endpoint() as port:
+        started = time.monotonic()
         idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
         try:
             assert status_of(raw(port, post_bytes(*stateless_bytes(1)))) == 200
+            assert time.monotonic() - started >= mcp_min.REQUEST_S  # it waited for a cut: the four filled the server
         finally:
             for conn in idle:
                 conn.close()
