@@ -31,7 +31,7 @@ from board import Board, Fault, Session
 from mcp_min import (STATELESS_CAPABILITIES, CLIENT_CAPABILITIES_KEY, InMemoryTransport, MCPClient, PROTOCOL_VERSION_KEY, RPCError,
                      error_response, notification, request, response)
 from server_demo import make_server
-from test_transports import LinePipe
+from test_transports import LinePipe, wait_until
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 PYTHON = sys.executable
@@ -480,16 +480,42 @@ def run_lines(command: list, data: bytes) -> subprocess.CompletedProcess:
     return subprocess.run(command, input=data, capture_output=True, timeout=TIMEOUT, cwd=HERE)
 
 
+def server_answered(log: pathlib.Path, id) -> bool:
+    """Whether the tap's log shows the server's answer to the request id."""
+    for text in (log.read_text(encoding="utf-8").splitlines() if log.exists() else []):
+        try:
+            message = json.loads(text[2:]) if text.startswith("← ") else None
+        except ValueError:
+            continue  # not JSON, or a line still being written
+        if isinstance(message, dict) and "method" not in message and message.get("id") == id:
+            return True
+    return False
+
+
 def through_board(tmp_path, *board_options) -> tuple:
-    """HOST_SCRIPT through the board in front of the tapped demo: what the server got and sent, what the host got."""
+    """HOST_SCRIPT through the board in front of the tapped demo: what the server got and sent, what the host got.
+
+    Each request goes once the server has answered the one before (the inner tap logs an answer before it passes
+    it on, and the board may drop it): requests sent at once may be answered in any order.
+    """
     inner = tmp_path / "server_side.log"
     command = BOARD + ["--log", os.devnull, *board_options, "--"] + TAP + ["--log", str(inner), "--"] + DEMO
-    done = run_lines(command, b"".join(line(m) for m in HOST_SCRIPT))
-    assert done.returncode == 0, done.stderr
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=HERE)
+    try:
+        for message in HOST_SCRIPT:
+            process.stdin.write(line(message))
+            process.stdin.flush()
+            if "id" in message:
+                wait_until(lambda: server_answered(inner, message["id"]), f"the server's answer to {message['method']}")
+        stdout, stderr = process.communicate(timeout=TIMEOUT)
+    finally:
+        process.kill()  # a no-op once it has exited
+        process.wait()
+    assert process.returncode == 0, stderr
     logged = inner.read_text(encoding="utf-8").splitlines()
     got = [text[2:].encode() for text in logged if text.startswith("→ ")]
     sent = [text[2:].encode() for text in logged if text.startswith("← ")]
-    return got, sent, done.stdout.splitlines()
+    return got, sent, stdout.splitlines()
 
 
 HOST_LINES = [line(m).rstrip(b"\n") for m in HOST_SCRIPT]
