@@ -391,6 +391,7 @@ def test_the_readmes_own_server_runs_verbatim_from_another_folder(tmp_path):
     script.write_text(readme_block("Serving your own tools"), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(HERE)}  # what pip install -e . gives
     client = MCPClient(mcp_min.StdioTransport([sys.executable, str(script)], env=env, timeout=TIMEOUT))
+    client.ping()  # the server is up and reading: connect()'s probe (a third of TIMEOUT) times its answer alone
     client.connect()
     assert [tool["name"] for tool in client.list_tools()] == ["add", "count"]
     assert client.call_tool("add", {"x": 2, "y": 3})["content"][0]["text"] == "5"

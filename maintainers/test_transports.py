@@ -302,7 +302,12 @@ def connected(kind: str, server: str = "demo", **client_options):
     if kind == "memory":
         yield mcp_min.MCPClient(mcp_min.InMemoryTransport(factory(), trace=trace), **client_options), wire
     elif kind == "stdio":
-        transport = mcp_min.StdioTransport(command, trace=trace, timeout=TIMEOUT)
+        transport = mcp_min.StdioTransport(command, timeout=TIMEOUT)
+        # A ping, left off the trace, first: the child is up and reading before the test begins, so that the
+        # probe connect() sends (a third of TIMEOUT) times the server's answer, not its start (a second or two
+        # for a server that imports pytest, on a loaded machine).
+        assert transport.send(request(0, "ping")) == response(0, {})
+        transport.trace = trace
         try:
             yield mcp_min.MCPClient(transport, **client_options), wire
         finally:
