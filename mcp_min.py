@@ -2000,8 +2000,8 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
     readers = []  # every reader started, the one holding the baton last
 
     def write(messages: list):
-        data = b"".join(encode(message).encode() + b"\n" for message in messages)
-        with lock:
+        with lock:  # the outbox is drained under the lock too: lines leave in the order they were queued
+            data = b"".join(encode(message).encode() + b"\n" for message in server.drain_outbox() + messages)
             try:
                 write_all(out, data)
             except OSError:  # BrokenPipeError: the client closed our stdout, so no answer can reach it
@@ -2017,7 +2017,7 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
             with baton:
                 reading["since"] = time.monotonic()
             reply = server.handle(message)
-            write(server.drain_outbox() + ([reply] if reply is not None else []))  # the outbox first
+            write([reply] if reply is not None else [])  # after the outbox
             with baton:
                 if reading["thread"] is not me or gone.is_set():
                     return  # a new reader took over while this request ran (its clock is its own), or nobody reads
@@ -2039,7 +2039,7 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
                 if slow and len([thread for thread in readers if thread.is_alive()]) < MAX_WORKERS:
                     start_reader()
 
-    server.on_queue = lambda: write(server.drain_outbox())  # notifications and questions go out as they come
+    server.on_queue = lambda: write([])  # notifications and questions go out as they come
     restore = on_sigterm_exit()
     try:
         start_reader()
