@@ -2014,8 +2014,9 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
         """Read and serve messages while this thread holds the baton; at end of input, say so."""
         me = threading.current_thread()
         for message in lines:
-            with baton:
-                reading["since"] = time.monotonic()
+            if isinstance(message, dict) and "method" in message and "id" in message:
+                with baton:  # a request may run long; a notification or a response is handled before the next line
+                    reading["since"] = time.monotonic()
             reply = server.handle(message)
             write([reply] if reply is not None else [])  # after the outbox
             with baton:

@@ -246,6 +246,22 @@ def test_a_slow_request_that_ends_leaves_the_next_readers_clock_alone():
         assert seen[-1] == response(3, text_result("x"))
 
 
+def test_a_notification_is_handled_before_the_line_after_it_is_read():
+    # Only a request may hand the reading on to a new reader: notifications/initialized, however long its
+    # handling takes (here 0.2 s, as when its reader is descheduled), opens the gate before the next request
+    # is read, and that request is served, not refused -32600.
+    class Slow(MCPServer):
+        def _notice(self, method, params):
+            time.sleep(0.2)  # four times SLOW_S
+            super()._notice(method, params)
+
+    with served_stdio(Slow("slow")) as pipe:
+        pipe.write(line(request(1, "initialize", INIT)))
+        assert json.loads(pipe.read_line())["id"] == 1
+        pipe.write(line(notification("notifications/initialized")) + line(request(2, "tools/list")))
+        assert json.loads(pipe.read_line()) == response(2, {"tools": []})
+
+
 # ---- cancellation ----
 
 def test_a_cancelled_call_gets_no_response_and_the_next_call_works_over_stdio():
