@@ -526,8 +526,9 @@ def test_the_deadline_holds_whatever_keeps_arriving_and_memory_stays_bounded(tmp
     ({"jsonrpc": "2.0", "id": 1, "result": [1]}, "result is not an object"),
 ])
 def test_a_malformed_response_is_one_protocol_error_naming_the_problem(tmp_path, answer, problem):
-    # Not a KeyError or an AttributeError from deep inside the client.
-    transport = flooding(tmp_path, json.dumps(answer))
+    # Not a KeyError or an AttributeError from deep inside the client. (The answer does come: the whole TIMEOUT
+    # for it, as a loaded machine may take most of a second to start even a small child.)
+    transport = flooding(tmp_path, json.dumps(answer), timeout=TIMEOUT)
     try:
         with pytest.raises(RPCError) as caught:
             MCPClient(transport).ping()
