@@ -1989,7 +1989,8 @@ def serve_stdio(server: MCPServer, stdin=None, stdout=None):
     take microseconds, and a hand-over to another thread would cost more than the request. A request
     still running after SLOW_S keeps its thread, and the watchdog gives the baton to a new reader, so
     that a ping, a cancellation or the client's answer to the server's question is read while the tool
-    works (section 8). A lock lets one thread at a time write a line, so lines never interleave. The
+    works (section 8); a notification or a response never hands the baton on, so it is handled before the
+    next line is read. A lock lets one thread at a time write a line, so lines never interleave. The
     calling thread only waits, so a signal always finds it waiting; the readers read and write the pipes'
     file descriptors directly, so none holds a lock of Python's files that the interpreter's exit waits for.
     """
