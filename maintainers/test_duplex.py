@@ -15,7 +15,6 @@ import time
 import pytest
 
 import mcp_min
-import server_demo
 import test_mcp_min
 from mcp_min import Context, MCPClient, MCPServer, RPCError, notification, request, response
 from test_transports import (DEMO, KINDS, META, TIMEOUT, LinePipe, connected, http_endpoint, line, stateless,
@@ -195,6 +194,7 @@ def test_ping_is_answered_while_a_slow_tool_runs_over_http():
         assert result["content"] == text_result("released")["content"]
         assert seen == [("progress", 1), ("pong", response(99, {})), ("progress", 2)]
         pinger.connection.close()
+        caller.session_id = None
         caller.close()
 
 
