@@ -207,8 +207,13 @@ def echo(text: str) -> str:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["http"]:
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), json_response=True)
+    if sys.argv[1:2] == ["http"]:  # what server.run("streamable-http", json_response=True) does, on a socket of its own
+        import socket, anyio, uvicorn
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))  # the OS picks a free port, named on stdout: none is probed, then reused
+        print(listener.getsockname()[1], flush=True)
+        config = uvicorn.Config(server.streamable_http_app(json_response=True), log_level="warning")
+        anyio.run(uvicorn.Server(config).serve, [listener])
     else:
         server.run()
 """
@@ -389,13 +394,6 @@ def on_cpu(cpu: int | None):
         yield
     finally:
         os.sched_setaffinity(0, before)
-
-
-def free_port() -> int:
-    """A port nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_for_port(port: int, process: subprocess.Popen):
@@ -662,11 +660,7 @@ def http_servers(tmp: pathlib.Path, with_sdk: bool):
                                       "stderr"),
                 "floor": http_child([sys.executable, str(tmp / "http_floor.py")])}
     if with_sdk:
-        port = free_port()
-        process = subprocess.Popen([sys.executable, str(tmp / "sdk_server.py"), "http", str(port)],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for_port(port, process)
-        children["sdk"] = (process, port)
+        children["sdk"] = http_child([sys.executable, str(tmp / "sdk_server.py"), "http"])
     try:
         yield {name: port for name, (_, port) in children.items()}
     finally:

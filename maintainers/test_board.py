@@ -16,10 +16,10 @@ import os
 import pathlib
 import select
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -31,7 +31,7 @@ from board import Board, Fault, Session
 from mcp_full import (CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, InMemoryTransport, MCPClient, RPCError, error_response,
                       notification, request, response)
 from server_demo import make_server
-from test_transports import LinePipe
+from test_transports import LinePipe, wait_until
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 PYTHON = sys.executable
@@ -480,16 +480,42 @@ def run_lines(command: list, data: bytes) -> subprocess.CompletedProcess:
     return subprocess.run(command, input=data, capture_output=True, timeout=TIMEOUT, cwd=HERE)
 
 
+def server_answered(log: pathlib.Path, id) -> bool:
+    """Whether the tap's log shows the server's answer to the request id."""
+    for text in (log.read_text(encoding="utf-8").splitlines() if log.exists() else []):
+        try:
+            message = json.loads(text[2:]) if text.startswith("← ") else None
+        except ValueError:
+            continue  # not JSON, or a line still being written
+        if isinstance(message, dict) and "method" not in message and message.get("id") == id:
+            return True
+    return False
+
+
 def through_board(tmp_path, *board_options) -> tuple:
-    """HOST_SCRIPT through the board in front of the tapped demo: what the server got and sent, what the host got."""
+    """HOST_SCRIPT through the board in front of the tapped demo: what the server got and sent, what the host got.
+
+    Each request goes once the server has answered the one before (the inner tap logs an answer before it passes
+    it on, and the board may drop it): requests sent at once may be answered in any order.
+    """
     inner = tmp_path / "server_side.log"
     command = BOARD + ["--log", os.devnull, *board_options, "--"] + TAP + ["--log", str(inner), "--"] + DEMO
-    done = run_lines(command, b"".join(line(m) for m in HOST_SCRIPT))
-    assert done.returncode == 0, done.stderr
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=HERE)
+    try:
+        for message in HOST_SCRIPT:
+            process.stdin.write(line(message))
+            process.stdin.flush()
+            if "id" in message:
+                wait_until(lambda: server_answered(inner, message["id"]), f"the server's answer to {message['method']}")
+        stdout, stderr = process.communicate(timeout=TIMEOUT)
+    finally:
+        process.kill()  # a no-op once it has exited
+        process.wait()
+    assert process.returncode == 0, stderr
     logged = inner.read_text(encoding="utf-8").splitlines()
     got = [text[2:].encode() for text in logged if text.startswith("→ ")]
     sent = [text[2:].encode() for text in logged if text.startswith("← ")]
-    return got, sent, done.stdout.splitlines()
+    return got, sent, stdout.splitlines()
 
 
 HOST_LINES = [line(m).rstrip(b"\n") for m in HOST_SCRIPT]
@@ -786,13 +812,13 @@ def test_the_board_answers_only_local_names_and_its_own_paths():
         assert "<script src" not in html and "<link" not in html and "http" not in html.split("<script>")[1]
 
 
-def stderr_line(process: subprocess.Popen, silence: str) -> str:
-    """The next line on process's stderr within TIMEOUT, read a byte at a time from its file descriptor.
+def stderr_line(process: subprocess.Popen, silence: str, stream: str = "stderr") -> str:
+    """The next line on process's stderr (or its stdout) within TIMEOUT, read a byte at a time from its file descriptor.
 
     readline() on the buffered pipe may read the lines after this one too, and keep them where select()
     cannot see them: the wait for the next line would then time out with that line already read.
     """
-    fd, line, deadline = process.stderr.fileno(), b"", time.monotonic() + TIMEOUT
+    fd, line, deadline = getattr(process, stream).fileno(), b"", time.monotonic() + TIMEOUT
     while not line.endswith(b"\n"):
         remaining = deadline - time.monotonic()
         if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
@@ -844,22 +870,19 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--window-size=1400,1000"]
 
 
-def free_port() -> int:
-    """A loopback port nobody listens on (for chromedriver, which cannot pick its own)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class Browser:
     """Headless Chromium, driven through chromedriver's WebDriver HTTP API with urllib."""
 
     def __init__(self):
         self.profile = tempfile.mkdtemp(prefix="board-chromium-")
-        port = free_port()
-        self.driver = subprocess.Popen([CHROMEDRIVER, f"--port={port}"], stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL)
-        self.base = f"http://127.0.0.1:{port}"
+        # --port=0: the OS picks a free port, and chromedriver names it ("... started successfully on port N.")
+        self.driver = subprocess.Popen([CHROMEDRIVER, "--port=0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        said = ""
+        while "started successfully on port" not in said:
+            said = stderr_line(self.driver, "chromedriver did not say its port", stream="stdout")
+        self.base = f"http://127.0.0.1:{said.rstrip().rstrip('.').split()[-1]}"
+        self.drain = threading.Thread(target=self.driver.stdout.read, daemon=True)  # the rest, so the pipe never fills
+        self.drain.start()
         self.wait_for(lambda: self.call("GET", "/status")["ready"], "chromedriver")
         options = {"binary": CHROMIUM, "args": CHROMIUM_FLAGS + [f"--user-data-dir={self.profile}"]}
         capabilities = {"capabilities": {"alwaysMatch": {"goog:chromeOptions": options}}}
@@ -896,6 +919,8 @@ class Browser:
             self.call("DELETE", f"/session/{self.session}")
         self.driver.terminate()
         self.driver.wait(timeout=TIMEOUT)
+        self.drain.join(TIMEOUT)
+        self.driver.stdout.close()
         shutil.rmtree(self.profile, ignore_errors=True)
 
 

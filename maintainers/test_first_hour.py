@@ -176,7 +176,7 @@ def registering(code: str) -> str:
 
 @pytest.mark.parametrize("mistake, code, said", [
     ("a parameter without a type hint", "@server.tool()\ndef add(x, y: int) -> int:\n    return x + y",
-     "TypeError: add's parameter 'x' needs a type hint, such as x: int or x: str: the hint says what JSON the client must send"),
+     "TypeError: add's parameter 'x' needs a type hint, such as x: int or x: str (or pass input_schema={...}): the hint says what JSON the client must send"),
     ("a tool name with a space", "server.add_tool('my tool', lambda: 1)",
      "ValueError: 'my tool' is not a tool name: 1 to 128 letters, digits, '_', '-' or '.' (spec 2025-11-25)"),
     ("two tools under one name", "@server.tool()\ndef add(x: int) -> int:\n    return x\n"
@@ -396,6 +396,7 @@ def test_the_readmes_own_server_runs_verbatim_from_another_folder(tmp_path):
     script.write_text(readme_block("Serving your own tools"), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(HERE)}  # what pip install -e . gives
     client = MCPClient(mcp_stdio.StdioTransport([sys.executable, str(script)], env=env, timeout=TIMEOUT))
+    client.ping()  # the server is up and reading: connect()'s probe (a third of TIMEOUT) times its answer alone
     client.connect()
     assert [tool["name"] for tool in client.list_tools()] == ["add", "count"]
     assert client.call_tool("add", {"x": 2, "y": 3})["content"][0]["text"] == "5"

@@ -292,15 +292,23 @@ def test_parse_takes_max_depth_and_refuses_one_level_more():
 
 
 def test_stdio_limits_give_clear_errors_and_the_session_goes_on():
-    # Over a line too long and a message too deep, then a normal call on the same session.
-    demo = [sys.executable, str(HERE / "server_demo.py")]
-    replies, _, _ = run_stdio(demo, HANDSHAKE + [
+    # Over a line too long and a message too deep, then a normal call on the same session. Each line is sent
+    # once the one before it is answered: lines sent at once may be answered in any order.
+    from test_transports import LinePipe  # here, not at the top: the server scripts below import this module
+    pipe = LinePipe([sys.executable, str(HERE / "server_demo.py")])
+    pipe.write(HANDSHAKE[0] + b"\n")
+    replies = [json.loads(pipe.read_line())]
+    pipe.write(HANDSHAKE[1] + b"\n")
+    for data in [
         padded_ping(1, MAX_MESSAGE_BYTES + 1),  # one byte over: refused, id unreadable
         padded_ping(2, MAX_MESSAGE_BYTES),  # exactly the limit: served
         nested_call(3, MAX_DEPTH),  # as deep as allowed: parsed (weather wants a string)
         nested_call(4, MAX_DEPTH + 1),  # one level deeper: refused before json.loads recurses
         line(call(5, "add", {"x": 2, "y": 3})),
-    ])
+    ]:
+        pipe.write(data + b"\n")
+        replies.append(json.loads(pipe.read_line()))
+    assert pipe.close() == 0
     assert [reply["id"] for reply in replies] == [0, None, 2, 3, None, 5]
     assert replies[1]["error"]["code"] == INVALID_REQUEST
     assert str(MAX_MESSAGE_BYTES) in replies[1]["error"]["message"]

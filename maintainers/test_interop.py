@@ -21,7 +21,6 @@ import json
 import pathlib
 import re
 import select
-import socket
 import subprocess
 import sys
 import time
@@ -41,6 +40,7 @@ from mcp.types import ElicitResult  # noqa: E402
 import mcp_full  # noqa: E402
 import mcp_http  # noqa: E402
 import mcp_stdio  # noqa: E402
+from test_transports import wait_until  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 SERVER_DEMO = str(HERE / "server_demo.py")
@@ -188,9 +188,21 @@ def run_sdk_over_http(url: str, mode: str) -> tuple[dict, list]:
 
 SDK_SERVER = '''
 """A small server written with the official SDK, for mcp_min's client to drive."""
+import contextlib
+import sys
+
 from mcp.server import MCPServer
 
-server = MCPServer("sdk-side", version="2.3.0-interop")
+SERVING = "sdk-side: serving"  # on stderr once the SDK is imported and serves: a client may start its clock
+
+
+@contextlib.asynccontextmanager
+async def announce(server):
+    print(SERVING, file=sys.stderr, flush=True)
+    yield {}
+
+
+server = MCPServer("sdk-side", version="2.3.0-interop", lifespan=announce)
 
 
 @server.tool()
@@ -232,26 +244,20 @@ if __name__ == "__main__":
 
 @pytest.fixture(scope="module")
 def sdk_http_url(tmp_path_factory):
-    """The SDK server above over Streamable HTTP on a free port; its URL once it accepts connections."""
+    """The SDK server above over Streamable HTTP on a port the OS picks; its URL once uvicorn says it listens."""
     folder = tmp_path_factory.mktemp("sdk_http")
     (folder / "sdk_server.py").write_text(SDK_SERVER, encoding="utf-8")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    with open(folder / "stderr.log", "wb") as stderr:
-        process = subprocess.Popen([sys.executable, str(folder / "sdk_server.py"), "--http", str(port)],
+    log = folder / "stderr.log"
+    with open(log, "wb") as stderr:  # port 0: the OS picks a free port, and uvicorn names it (no race for one)
+        process = subprocess.Popen([sys.executable, str(folder / "sdk_server.py"), "--http", "0"],
                                    stdout=subprocess.DEVNULL, stderr=stderr)
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"the SDK server did not listen on {port}: {(folder / 'stderr.log').read_text()}")
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        def listening():
+            if process.poll() is not None:
+                pytest.fail(f"the SDK server exited ({process.returncode}): {log.read_text()}")
+            return re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", log.read_text(encoding="utf-8"))
+        wait_until(listening, "uvicorn to say where it listens")
+        yield listening().group(1) + "/mcp"
     finally:
         stop(process)
 
@@ -354,10 +360,14 @@ def test_mcp_min_client_calls_sdk_server_over_stdio_in_each_mode(mode, era, vers
     # mcp_min's client connects to an SDK MCPServer (auto: stateless via discover; handshake: no probe) and uses it all.
     script = tmp_path / "sdk_server.py"
     script.write_text(SDK_SERVER, encoding="utf-8")
-    with open(tmp_path / "sdk_server.stderr", "wb") as stderr:  # the SDK logs a traceback for explode
+    log = tmp_path / "sdk_server.stderr"
+    with open(log, "wb") as stderr:  # the SDK logs a traceback for explode
         client = mcp_full.MCPClient(mcp_stdio.StdioTransport([sys.executable, str(script)], timeout=10,
                                                           stderr=stderr))
         try:
+            # The SDK imports for a second or more (several on a loaded machine): connect()'s probe, a third of
+            # the 10 s, starts once the server says it serves, so that it times the answer, not the imports.
+            wait_until(lambda: "sdk-side: serving" in log.read_text(encoding="utf-8"), "the SDK server to serve")
             client.connect(mode=mode)
             tools = client.list_tools()
             added = client.call_tool("add", {"x": 2, "y": 3})
@@ -733,7 +743,9 @@ def test_official_client_drives_the_lab_alone_over_stdio(mode, tmp_path):
     assert (refused.error.code, refused.error.message) == (-32600, "tool 'delete_db' not permitted for this session")
     assert [c.text for c in readme.contents] == ["hello"]
     assert prompt.messages[0].content.text == "Summarize this high-severity incident."
-    assert version == "2025-11-25"
-    sent, _ = read_tap(log)
+    sent, received = read_tap(log)
     opening = (["server/discover"] if mode == "auto" else []) + ["initialize", "notifications/initialized"]
     assert [m["method"] for m in sent][:len(opening)] == opening
+    initialized = [m["result"] for m in received if "protocolVersion" in m.get("result", {})]
+    assert [result["protocolVersion"] for result in initialized] == ["2025-11-25"]  # the handshake's, on the wire
+    assert version == "2025-11-25"

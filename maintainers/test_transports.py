@@ -27,6 +27,8 @@ import pytest
 
 import mcp_full
 import mcp_min
+import mcp_full
+import mcp_stdio
 import mcp_http
 import mcp_stdio
 import server_demo
@@ -306,7 +308,12 @@ def connected(kind: str, server: str = "demo", **client_options):
     if kind == "memory":
         yield mcp_full.MCPClient(mcp_full.InMemoryTransport(factory(), trace=trace), **client_options), wire
     elif kind == "stdio":
-        transport = mcp_stdio.StdioTransport(command, trace=trace, timeout=TIMEOUT)
+        transport = mcp_stdio.StdioTransport(command, timeout=TIMEOUT)
+        # A ping, left off the trace, first: the child is up and reading before the test begins, so that the
+        # probe connect() sends (a third of TIMEOUT) times the server's answer, not its start (a second or two
+        # for a server that imports pytest, on a loaded machine).
+        assert transport.send(request(0, "ping")) == response(0, {})
+        transport.trace = trace
         try:
             yield mcp_full.MCPClient(transport, **client_options), wire
         finally:
@@ -417,8 +424,12 @@ def test_tap_logs_a_last_line_that_lacks_its_newline(tmp_path):
     # A host's final message without a newline still reaches the server, so the log must show it too.
     log = tmp_path / "tap.log"
     last = line(request(2, "ping")).rstrip(b"\n")
-    done = run_lines(TAP + ["--log", str(log), "--"] + DEMO, ping(1) + last)
-    assert (done.returncode, done.stdout) == (0, line(pong(1)) + line(pong(2)))  # the server did answer it
+    pipe = LinePipe(TAP + ["--log", str(log), "--"] + DEMO)
+    assert answers_in_turn(pipe, [ping(1)]) == [pong(1)]
+    pipe.write(last)
+    pipe.process.stdin.close()  # the end of input ends the last line
+    assert json.loads(pipe.read_line()) == pong(2)  # the server did answer it
+    assert pipe.close() == 0
     logged = log.read_text(encoding="utf-8").splitlines()
     assert [text for text in logged if text.startswith("→")] == [logged_as("→", ping(1)), logged_as("→", last)]
 
@@ -468,15 +479,26 @@ BAD_LINES = [
 ]
 
 
+def answers_in_turn(pipe: LinePipe, lines: list) -> list:
+    """Each line written only once the one before it is answered (a ping answers itself, the bad line before it
+    its error): the answers in order. Lines written at once may be answered in any order (serve_stdio reads on
+    while a request is served), so a test that compares the order sends them one at a time."""
+    answers = []
+    for data in lines:
+        pipe.write(data)
+        answers.append(json.loads(pipe.read_line()))
+    return answers
+
+
 def test_each_bad_line_gets_its_error_and_the_next_request_still_works():
     # Every kind of bad line gets exactly its own error (blank lines none), and the ping after it is answered.
-    data, expected = b"", []
-    for number, (_, bad, answer) in enumerate(BAD_LINES, start=100):
-        data += bad + ping(number)
-        expected += ([answer] if answer else []) + [pong(number)]
-    done = run_lines(DEMO, data)
-    assert wire_lines(done.stdout) == expected
-    assert done.returncode == 0
+    pipe = LinePipe(DEMO)
+    for number, (case, bad, answer) in enumerate(BAD_LINES, start=100):
+        if answer is None:
+            assert (case, answers_in_turn(pipe, [bad + ping(number)])) == (case, [pong(number)])
+        else:
+            assert (case, answers_in_turn(pipe, [bad, ping(number)])) == (case, [answer, pong(number)])
+    assert pipe.close() == 0
 
 
 def test_depth_and_size_limits_admit_what_is_exactly_at_them():
@@ -485,16 +507,21 @@ def test_depth_and_size_limits_admit_what_is_exactly_at_them():
     tail = b'"}}'
     full = head + b"x" * (MAX_MESSAGE_BYTES - len(head) - len(tail)) + tail + b"\n"
     assert len(full) == MAX_MESSAGE_BYTES + 1  # the newline is not part of the message
-    done = run_lines(DEMO, nested_ping(1, MAX_DEPTH) + full + ping(3))
-    assert wire_lines(done.stdout) == [pong(1), pong(2), pong(3)]
+    pipe = LinePipe(DEMO)
+    assert answers_in_turn(pipe, [nested_ping(1, MAX_DEPTH), full, ping(3)]) == [pong(1), pong(2), pong(3)]
+    assert pipe.close() == 0
 
 
 def test_stdio_server_exits_0_at_end_of_input_and_answers_a_last_line_without_newline():
     # End of input is the client's goodbye: exit code 0, after answering a final line that lacks its newline.
     done = run_lines(DEMO, b"")
     assert (done.returncode, done.stdout) == (0, b"")
-    done = run_lines(DEMO, ping(1) + ping(2).rstrip(b"\n"))
-    assert (done.returncode, wire_lines(done.stdout)) == (0, [pong(1), pong(2)])
+    pipe = LinePipe(DEMO)
+    assert answers_in_turn(pipe, [ping(1)]) == [pong(1)]
+    pipe.write(ping(2).rstrip(b"\n"))
+    pipe.process.stdin.close()  # the end of input ends the last line
+    assert json.loads(pipe.read_line()) == pong(2)
+    assert pipe.close() == 0
 
 
 def count_slowly_lines(n: int) -> bytes:
@@ -511,8 +538,8 @@ def test_ctrl_c_and_sigterm_end_the_stdio_server_cleanly_at_any_moment(signum, c
     pipe = LinePipe(DEMO, stderr=subprocess.PIPE)
     pipe.write(line(initialize_request()))
     assert json.loads(pipe.read_line())["id"] == 1  # the server is serving: its imports are behind it
-    if moment != "while idle":
-        pipe.write(count_slowly_lines(3))
+    if moment != "while idle":  # count_slowly 100 counts for 10 s: the signal comes while it runs
+        pipe.write(count_slowly_lines(100 if moment == "while a slow tool runs" else 3))
         first = json.loads(pipe.read_line())
         assert first["method"] == "notifications/message"  # its first log line: the tool is running now
         while moment == "after a slow tool answered" and "id" not in json.loads(pipe.read_line()):
@@ -608,9 +635,10 @@ def test_stdio_transport_close_terminates_a_server_that_ignores_end_of_input():
 
 def test_stdio_transport_close_kills_a_server_that_ignores_sigterm_too():
     # The last resort after SIGTERM is SIGKILL (spec 2025-11-25, basic/lifecycle, "Shutdown"), so close() always returns with the server gone.
-    deaf = [PYTHON, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"]
+    deaf = [PYTHON, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('deaf', flush=True); "
+                          "time.sleep(60)"]
     transport = mcp_stdio.StdioTransport(deaf, timeout=1)
-    time.sleep(0.5)  # let it install its SIGTERM handler before close() sends the signal
+    assert transport.process.stdout.readline() == b"deaf\n"  # its SIGTERM is ignored from now on
     started = time.monotonic()
     try:
         assert transport.close() == -signal.SIGKILL
