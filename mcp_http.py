@@ -243,7 +243,11 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             self.refuse(405, "this server opens no standalone stream: each request's messages travel on its own")
 
         def do_DELETE(self):
-            if self.is_allowed() and self.session(end=True):
+            if not self.is_allowed():
+                return
+            if "transfer-encoding" in self.header_values or self.header("Content-Length", "0") != "0":
+                return self.refuse(400, "a DELETE carries no body")  # else the body would be read as the next request
+            if self.session(end=True):
                 self.respond(200, None)
 
         def handle_one_request(self):
@@ -270,8 +274,8 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             self.request_version = version
             connection = self.header("Connection", "").lower()
             self.close_connection = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
-            if self.header("Expect", "").lower() == "100-continue" and version == "HTTP/1.1":
-                return self.handle_expect_100()  # curl asks before it sends a body over 1 kB
+            # curl asks before it sends a body over 1 kB: do_POST answers 100 once Host, Origin and length are checked
+            self.continue_expected = self.header("Expect", "").lower() == "100-continue" and version == "HTTP/1.1"
             return True
 
         def header(self, name: str, default=None):
@@ -291,6 +295,8 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 return self.refuse(411, "Content-Length is required, in decimal digits")
             if int(length) > MAX_MESSAGE_BYTES:
                 return self.refuse(413, f"the body must be {MAX_MESSAGE_BYTES} bytes at most")
+            if self.continue_expected:
+                self.handle_expect_100()  # only now: a body the server refuses is never sent
             body = self.rfile.read(int(length))
             if len(body) < int(length):
                 self.close_connection = True
@@ -370,8 +376,11 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             if not isinstance(message, dict) or "method" not in message or "id" not in message:
                 reply = server.handle(message)  # a notification, or the client's response to the server's question
                 return self.respond(202 if reply is None else status(reply), reply)
-            stream = HttpStream(self, "text/event-stream" in self.header("Accept", ""),
-                                message.get("method") == "subscriptions/listen")
+            events_accepted = "text/event-stream" in self.header("Accept", "")
+            if message.get("method") == "subscriptions/listen" and not events_accepted:  # it would be kept, unheard
+                return self.respond(406, error_response(message.get("id"), INVALID_REQUEST,
+                                                        "subscriptions/listen answers on an event stream: accept text/event-stream"))
+            stream = HttpStream(self, events_accepted, message.get("method") == "subscriptions/listen")
             # mcp_full's server takes the request's stream; the lab's serves the request whole, then answers
             reply = server.handle(message, stream) if isinstance(server, mcp_full.MCPServer) else server.handle(message)
             if reply is None and message.get("method") == "subscriptions/listen" and stream.started:
@@ -416,20 +425,26 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 return True
 
         def start_events(self):
-            """The headers of an event stream, sent in chunks so that the connection stays usable after it."""
+            """The headers of an event stream, sent in chunks so that the connection stays usable after it; to an
+            HTTP/1.0 client, which reads no chunks, as the bytes themselves, the stream ending with the connection."""
             self.send_response(200)
+            framing = {"Transfer-Encoding": "chunked"} if self.request_version == "HTTP/1.1" else {"Connection": "close"}
             for name, value in {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                                "X-Accel-Buffering": "no", "Transfer-Encoding": "chunked"}.items():
+                                "X-Accel-Buffering": "no", **framing}.items():
                 self.send_header(name, value)
             self.end_headers()
+            self.close_connection = self.close_connection or self.request_version != "HTTP/1.1"
 
         def write_event(self, message: dict):
             """One message as one event of the stream."""
             self.write_chunk(f"event: message\ndata: {encode(message)}\n\n".encode())
 
         def write_chunk(self, data: bytes):
-            """One chunk of a chunked body; an empty one ends the body."""
-            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            """One chunk of a chunked body; an empty one ends the body (HTTP/1.0: data as it is; the close ends it)."""
+            if self.request_version != "HTTP/1.1":
+                self.wfile.write(data)
+            else:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
 
         def session(self, end: bool = False):
@@ -455,11 +470,16 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
 
         def is_allowed(self) -> bool:
             """The path is /mcp, and Host and Origin are local names; otherwise refuse before reading a body."""
-            host = urllib.parse.urlsplit("//" + self.header("Host", "")).hostname
-            origin = self.header("Origin")
-            if urllib.parse.urlsplit(self.path).path != MCP_PATH:
+            try:
+                host = urllib.parse.urlsplit("//" + self.header("Host", "")).hostname
+                origin = self.header("Origin")
+                path = urllib.parse.urlsplit(self.path).path
+                origin_host = urllib.parse.urlsplit(origin).hostname if origin else None
+            except ValueError:  # "[" that opens no IPv6 address, say
+                return self.refuse(400, "Host, Origin or the target cannot be read as a URL's part")
+            if path != MCP_PATH:
                 return self.refuse(404, "not found: the endpoint is " + MCP_PATH)
-            if host not in allowed_hosts or (origin and urllib.parse.urlsplit(origin).hostname not in allowed_hosts):
+            if host not in allowed_hosts or (origin and origin_host not in allowed_hosts):
                 return self.refuse(403, "Host or Origin is not a local name")  # a DNS-rebinding page, say
             return True
 

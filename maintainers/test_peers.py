@@ -1,0 +1,110 @@
+"""Hostile and clumsy peers, round three: what a peer does over HTTP, and the one answer (or clear refusal) it gets.
+
+Each test is bounded by TIMEOUT and runs on loopback; none sleeps to let a thread catch up.
+"""
+
+import json
+import socket
+
+import server_demo
+from mcp_full import notification, request
+from test_hostile import raw
+from test_transports import META, TIMEOUT, http_endpoint, initialize_request, wait_until
+
+
+def head_and_body(answer: bytes) -> tuple:
+    """An HTTP answer's status line and headers (lower-case names), and its body as sent."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    return lines[0], {name.lower(): value for name, _, value in (line.partition(": ") for line in lines[1:])}, body
+
+
+def post(message: dict, *, version: str = "HTTP/1.1", headers: dict | None = None) -> bytes:
+    """A POST /mcp of message as raw bytes, with headers (Host first)."""
+    body = json.dumps(message).encode()
+    fields = {"Host": "127.0.0.1", "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+              "Content-Length": str(len(body)), "Connection": "close", **(headers or {})}
+    return (f"POST /mcp {version}\r\n" + "".join(f"{name}: {value}\r\n" for name, value in fields.items())
+            + "\r\n").encode("latin-1") + body
+
+
+def test_a_delete_with_a_body_is_refused_and_its_body_is_never_served_as_a_request():
+    # Row 7: the body after a DELETE's head would have been read as the next request on a kept-alive connection.
+    smuggled = post(request(1, "ping"))
+    delete = (b"DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: x\r\nContent-Length: %d\r\n\r\n"
+              % len(smuggled)) + smuggled
+    with http_endpoint() as port:
+        answer = raw(port, delete)
+    assert answer.count(b"HTTP/1.1 ") == 1  # one answer: the refusal, not a pong as well
+    status, _, body = head_and_body(answer)
+    assert (status, json.loads(body)["error"]["message"]) == ("HTTP/1.1 400 Bad Request", "a DELETE carries no body")
+
+
+def test_a_bracket_in_host_origin_or_target_gets_a_400_not_a_silent_close():
+    # Row 8: "[" opens an IPv6 address that never ends; urlsplit refuses it, and so does the server, in words.
+    with http_endpoint() as port:
+        for headers, target in (({"Host": "["}, "/mcp"), ({"Origin": "http://[oops"}, "/mcp"), ({}, "http://[oops/mcp")):
+            data = post(request(1, "ping"), headers=headers).replace(b"POST /mcp ", f"POST {target} ".encode(), 1)
+            status, _, body = head_and_body(raw(port, data))
+            assert (status, json.loads(body)["error"]["message"]) == (
+                "HTTP/1.1 400 Bad Request", "Host, Origin or the target cannot be read as a URL's part"), (headers, target)
+
+
+def test_an_http_1_0_client_gets_its_event_stream_unchunked_and_closed():
+    # Row 11: HTTP/1.0 has no chunked framing; the events come as they are and the close ends the stream.
+    call = request(2, "tools/call", {"name": "count_slowly", "arguments": {"n": 2}, "_meta": {"progressToken": 7}})
+    with http_endpoint() as port:
+        opened = raw(port, post(initialize_request(1)))
+        session = head_and_body(opened)[1]["mcp-session-id"]
+        raw(port, post(notification("notifications/initialized"), headers={"Mcp-Session-Id": session}))
+        answer = raw(port, post(call, version="HTTP/1.0", headers={"Mcp-Session-Id": session}))
+    status, headers, body = head_and_body(answer)
+    assert (status, "transfer-encoding" in headers, headers["connection"]) == ("HTTP/1.1 200 OK", False, "close")
+    events = [json.loads(line[len(b"data: "):]) for line in body.split(b"\n") if line.startswith(b"data: ")]
+    assert [event.get("method", event.get("id")) for event in events] == [
+        "notifications/message", "notifications/progress", "notifications/progress", 2]
+
+
+def test_100_continue_is_sent_only_for_a_body_the_server_will_read():
+    # Row 19: a foreign Origin is refused before any "100 Continue": the client never uploads what is refused.
+    with http_endpoint() as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as conn:
+            head = post(request(1, "ping"), headers={"Origin": "http://evil.example", "Expect": "100-continue"})
+            conn.sendall(head.partition(b"\r\n\r\n")[0] + b"\r\n\r\n")  # the head alone, as curl sends it
+            first = conn.recv(65536)
+    assert first.startswith(b"HTTP/1.1 403 ") and b"100 Continue" not in first
+
+
+def test_a_listen_that_accepts_json_only_is_refused_and_nothing_is_kept():
+    # Row 1: with no event stream to carry it, a listen would be kept forever, unheard; it is 406 and forgotten.
+    listen = request(3, "subscriptions/listen", {"notifications": {"toolsListChanged": True}, "_meta": META})
+    made = []
+
+    def factory():
+        made.append(server_demo.make_server())
+        return made[-1]
+    with http_endpoint(factory) as port:
+        answer = raw(port, post(listen, headers={"Accept": "application/json", "MCP-Protocol-Version": "2026-07-28",
+                                                 "Mcp-Method": "subscriptions/listen"}))
+        status, _, body = head_and_body(answer)
+        assert (status, json.loads(body)["error"]["code"]) == ("HTTP/1.1 406 Not Acceptable", -32600)
+        assert made[0]._listeners == []
+
+
+def test_a_listen_stream_the_client_closes_is_forgotten():
+    # Row 1: a stream that ended is no longer kept by the server (before, each one stayed, with its connection).
+    listen = request(3, "subscriptions/listen", {"notifications": {"toolsListChanged": True}, "_meta": META})
+    made = []
+
+    def factory():
+        made.append(server_demo.make_server())
+        return made[-1]
+    with http_endpoint(factory) as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as conn:
+            conn.sendall(post(listen, headers={"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen",
+                                               "Connection": "keep-alive"}))
+            received = b""
+            while b"notifications/subscriptions/acknowledged" not in received:
+                received += conn.recv(65536)  # the head, then the acknowledgement's event (TIMEOUT bounds each)
+            assert len(made[0]._listeners) == 1
+        wait_until(lambda: made[0]._listeners == [], "the server to forget the closed stream")
