@@ -6,6 +6,7 @@ Course 000's lessons (LAB) open mcp_min.py alone, and their naive versions fail 
 import functools
 import importlib
 import importlib.util
+import inspect
 import io
 import json
 import pathlib
@@ -183,15 +184,23 @@ def cited_modules() -> list:
     return [importlib.import_module(name) for name in ("mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "tap", "board")]
 
 
+def parameters(cls: type) -> dict:
+    """The parameters a class is called with (none known for a built-in's subclass, such as an exception)."""
+    try:
+        return inspect.signature(cls).parameters
+    except ValueError:
+        return {}
+
+
 def defined(name: str, modules: list) -> bool:
-    """Whether name (a function, class, constant, method or attribute; "Class.attr" too) is defined in a module."""
+    """Whether name (a function, class, constant, method, attribute or a class's parameter; "Class.attr" too) is defined in a module."""
     first, _, rest = name.partition(".")
     holders = [getattr(m, first) for m in modules if hasattr(m, first)]
     if not holders and not rest:
         classes = [v for m in modules for v in vars(m).values() if isinstance(v, type)]
         assigned = re.compile(rf"self\.{re.escape(first)}\b[^=\n]*=")  # an attribute an instance gets in __init__
-        return any(hasattr(c, first) for c in classes) or any(assigned.search(pathlib.Path(m.__file__).read_text(
-            encoding="utf-8")) for m in modules)
+        return any(hasattr(c, first) or first in parameters(c) for c in classes) or any(
+            assigned.search(pathlib.Path(m.__file__).read_text(encoding="utf-8")) for m in modules)
     return bool(holders) and (not rest or any(hasattr(h, rest) for h in holders))
 
 
@@ -340,6 +349,25 @@ def test_the_spec_gate_solution_serves_on_every_transport(layer, transport, tmp_
             httpd.shutdown()
             httpd.server_close()
     assert replies == [["result"], ["result"], None, ["result"]]
+
+
+def test_the_sdk_check_says_when_it_compares_with_a_recorded_answer(monkeypatch, capsys):
+    # Without the official SDK, exercise 11-2's check cannot watch it: it says that it compares the predictions
+    # with what mcp 2.3.0 was seen to do, and a wrong prediction is still wrong.
+    import importlib.metadata
+    from lessons import checks
+
+    def absent(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", absent)
+    ns = {"DEMO": [], "ROOT": HERE, "PREDICTION": dict(checks.SEEN_WITH_MCP_2_3_0)}
+    checks.check("11-2", ns)
+    said = capsys.readouterr().out.splitlines()
+    assert said[-1] == "exercise 11-2: solved"
+    assert "not installed here" in said[0] and "mcp 2.3.0 was seen to do" in said[0]
+    checks.check("11-2", {**ns, "PREDICTION": {"tool-error": "returns", "stray-line": "returns"}})
+    assert capsys.readouterr().out.splitlines()[-1] == "exercise 11-2: not solved yet (under --fault tool-error the SDK's call_tool raises)"
 
 
 def test_lessons_readme_lists_every_lesson():
