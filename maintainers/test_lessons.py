@@ -255,6 +255,13 @@ def test_each_exercise_comes_with_a_hint(path):
         assert "Hint:" in text, exercise
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_each_lesson_ends_with_a_self_check(path):
+    # The last cell asks the questions a student should now be able to answer: at least three, numbered.
+    last = build.source_of(notebook(path)["cells"][-1])
+    assert last.startswith("**Self-check.** (1) ") and "(3) " in last
+
+
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.name)
 def test_solution_solves_its_exercise(path):
     # The solution's whole text replaces the exercise cell, and the check then reports it solved.
