@@ -345,14 +345,15 @@ class MCPServer:
 
     def _offer(self, offered: dict, key: str, entry: dict, listed: str, notify: bool, replace: bool):
         """Put an entry in one part of the catalog; a second one under the same key is refused unless replace."""
-        if key in offered and not replace:  # silently replacing the first would hide a mistake
+        added = key not in offered  # replacing an entry changes no list: no client's cache goes stale
+        if not added and not replace:  # silently replacing the first would hide a mistake
             raise ValueError(f"a {listed[:-1]} named {key!r} is offered already; pass replace=True to replace it")
         if notify and not self.CAPABILITIES[listed].get("listChanged"):  # a notification the client was not promised
             raise ValueError(f"this server's capabilities promise no {listed} list changes: add it with notify=False")
         offered[key] = entry
         if notify:
             self.list_changed(listed)
-        elif self._initialized and self.CAPABILITIES[listed].get("listChanged"):  # a client that was promised a word
+        elif added and self._initialized and self.CAPABILITIES[listed].get("listChanged"):  # a client was promised a word
             print(f"mcp_min: {key!r} was added to a live session's {listed} without notify=True: the client's cache "
                   f"will not show it until it lists the {listed} again", file=sys.stderr, flush=True)
 

@@ -102,7 +102,7 @@ BREAKAGES = [
      "                raise RPCError(INVALID_PARAMS, f\"missing prompt variable: {variable['name']}\")",
      "                pass"),
     ("mcp_min.py", "a second tool of one name is refused",
-     "        if key in offered and not replace:",
+     "        if not added and not replace:",
      "        if False:"),
     ("mcp_min.py", "notify=True beyond the declared capabilities is refused",
      "        if notify and not self.CAPABILITIES[listed].get(\"listChanged\"):",

@@ -3,6 +3,6 @@ def call_with_retry(client, method, params=None, attempts=3):
     for attempt in range(1, attempts + 1):
         try:
             return client.request(method, params)
-        except mcp_full.RPCError as exc:
-            if exc.code != mcp_full.INTERNAL_ERROR or attempt == attempts:
+        except mcp_min.RPCError as exc:
+            if exc.code != mcp_min.INTERNAL_ERROR or attempt == attempts:
                 raise  # a deliberate error will not change; the last -32603 goes to the caller

@@ -1,1 +1,1 @@
-mcp_full.UNKNOWN_TOOL = mcp_full.INVALID_PARAMS  # the spec's code: the tool name is a bad parameter
+mcp_min.UNKNOWN_TOOL = mcp_min.INVALID_PARAMS  # the spec's code: the tool name is a bad parameter
