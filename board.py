@@ -941,7 +941,7 @@ def let_viewers_finish(session: Session, seconds: float = 2.0):
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 6. The relay ----
-# The tap's pump (mcp_min.py, section 6): each chunk is passed on as it came, after its whole lines are
+# The tap's pump (tap.py, section 11): each chunk is passed on as it came, after its whole lines are
 # recorded and logged. With a fault, lines are passed one by one, so that one of them can change.
 # ---------------------------------------------------------------------------------------------------
 
