@@ -572,8 +572,9 @@ class Session:
         session.view(0)   # (events since the first, the state, whether it ended)
     """
 
-    def __init__(self, timeout: float = DEFAULT_TIMEOUT, about: dict | None = None):
-        self.start = time.monotonic()
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT, about: dict | None = None, clock=time.monotonic):
+        self.clock = clock  # seconds, from any start (a recorded session's times come from its own)
+        self.start = clock()
         self.about = about or {}  # the command, the fault: what the page's header shows
         self.records = []  # (t, direction, line, note); only ever appended
         self.board = Board(timeout)
@@ -585,7 +586,7 @@ class Session:
 
     def now(self) -> float:
         """Seconds since the session began."""
-        return time.monotonic() - self.start
+        return self.clock() - self.start
 
     def record(self, direction: str, line: bytes, note: dict | None = None):
         """Keep one line the relay passed; a line longer than the lab reads is kept cut, with its size."""

@@ -364,8 +364,10 @@ def test_the_session_reads_nothing_until_somebody_looks():
 def test_reading_late_gives_the_same_events_as_reading_each_line_at_once():
     # The events depend on the recorded times only, not on when a viewer came.
     pairs = recorded(worked_trace)
-    eager, lazy = Session(), Session()
+    now = [0.0]  # both sessions read one clock, which moves only between lines: each line has one time in both
+    eager, lazy = Session(clock=lambda: now[0]), Session(clock=lambda: now[0])
     for direction, line in pairs:
+        now[0] += 0.01
         eager.record(direction, line.encode())
         lazy.record(direction, line.encode())
         eager.catch_up()
