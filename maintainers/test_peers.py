@@ -75,17 +75,25 @@ def test_100_continue_is_sent_only_for_a_body_the_server_will_read():
     assert first.startswith(b"HTTP/1.1 403 ") and b"100 Continue" not in first
 
 
-def test_a_listen_that_accepts_json_only_is_refused_and_nothing_is_kept():
-    # Row 1: with no event stream to carry it, a listen would be kept forever, unheard; it is 406 and forgotten.
-    listen = request(3, "subscriptions/listen", {"notifications": {"toolsListChanged": True}, "_meta": META})
+LISTEN = request(3, "subscriptions/listen", {"notifications": {"toolsListChanged": True}, "_meta": META})
+LISTEN_HEADERS = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"}
+
+
+def demo_servers() -> tuple:
+    """A factory of demo servers for http_server, and the list of those it made (the first serves 2026-07-28)."""
     made = []
 
     def factory():
         made.append(server_demo.make_server())
         return made[-1]
+    return factory, made
+
+
+def test_a_listen_that_accepts_json_only_is_refused_and_nothing_is_kept():
+    # Row 1: with no event stream to carry it, a listen would be kept forever, unheard; it is 406 and forgotten.
+    factory, made = demo_servers()
     with http_endpoint(factory) as port:
-        answer = raw(port, post(listen, headers={"Accept": "application/json", "MCP-Protocol-Version": "2026-07-28",
-                                                 "Mcp-Method": "subscriptions/listen"}))
+        answer = raw(port, post(LISTEN, headers={"Accept": "application/json", **LISTEN_HEADERS}))
         status, _, body = head_and_body(answer)
         assert (status, json.loads(body)["error"]["code"]) == ("HTTP/1.1 406 Not Acceptable", -32600)
         assert made[0]._listeners == []
@@ -93,16 +101,10 @@ def test_a_listen_that_accepts_json_only_is_refused_and_nothing_is_kept():
 
 def test_a_listen_stream_the_client_closes_is_forgotten():
     # Row 1: a stream that ended is no longer kept by the server (before, each one stayed, with its connection).
-    listen = request(3, "subscriptions/listen", {"notifications": {"toolsListChanged": True}, "_meta": META})
-    made = []
-
-    def factory():
-        made.append(server_demo.make_server())
-        return made[-1]
+    factory, made = demo_servers()
     with http_endpoint(factory) as port:
         with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as conn:
-            conn.sendall(post(listen, headers={"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen",
-                                               "Connection": "keep-alive"}))
+            conn.sendall(post(LISTEN, headers={**LISTEN_HEADERS, "Connection": "keep-alive"}))
             received = b""
             while b"notifications/subscriptions/acknowledged" not in received:
                 received += conn.recv(65536)  # the head, then the acknowledgement's event (TIMEOUT bounds each)
