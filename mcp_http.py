@@ -28,7 +28,7 @@ import urllib.parse
 
 import mcp_full
 from mcp_min import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RPCError, \
-    error_response, is_notification, notification
+    error_response, is_notification, notification, report
 from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MISSING_CLIENT_CAPABILITY, PROTOCOL_VERSION_KEY,
                       PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION, Transport, header_name, is_stateless)
 from mcp_stdio import MAX_MESSAGE_BYTES, encode, parse, same_id
@@ -541,7 +541,10 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 self.open_connections.release()
 
         def handle_error(self, request, client_address):
-            pass  # a client that went away mid-request: nothing to tell (and stderr may be a pipe nobody reads)
+            """A connection's thread raised: a client that went away is nothing to tell; a bug is told on stderr."""
+            error = sys.exc_info()[1]
+            if not isinstance(error, (OSError, ValueError)):  # a reset, a timeout or a broken pipe: the client's doing
+                report(f"a request from {client_address[0]} failed", error)  # the server's author sees where
 
         def watch(self):
             """The watchdog: cut off each connection whose next request has not arrived whole by its deadline."""

@@ -6,6 +6,10 @@ Each test is bounded by TIMEOUT and runs on loopback; none sleeps to let a threa
 import json
 import socket
 
+import pytest
+
+import mcp_full
+import mcp_http
 import server_demo
 from mcp_full import notification, request
 from test_hostile import raw
@@ -110,3 +114,19 @@ def test_a_listen_stream_the_client_closes_is_forgotten():
                 received += conn.recv(65536)  # the head, then the acknowledgement's event (TIMEOUT bounds each)
             assert len(made[0]._listeners) == 1
         wait_until(lambda: made[0]._listeners == [], "the server to forget the closed stream")
+
+
+def test_a_server_whose_handle_breaks_the_seam_says_so_on_stderr_over_http(capsys):
+    # Lesson 3's mistake: handle(self, message) overridden without the stream the HTTP transport passes. The
+    # connection's thread raises; before, nothing was said anywhere.
+    class Narrow(mcp_full.MCPServer):
+        def handle(self, message):
+            return super().handle(message)
+
+    with http_endpoint(lambda: Narrow("narrow")) as port:
+        client = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
+        client.initialize()  # initialize is handled without a stream: this one passes
+        with pytest.raises(ConnectionError):
+            client.list_tools()  # the connection closes: its thread raised
+    said = capsys.readouterr().err
+    assert said.startswith("mcp_min: a request from 127.0.0.1 failed:\n") and "TypeError" in said, said
