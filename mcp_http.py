@@ -50,7 +50,7 @@ REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, head
 MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
 BUSY_S = 60  # a connection that waits this long for one of them to close is closed itself: every one is busy
 SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
-MAX_SESSIONS = 1000  # open at once; initialize beyond them is 503
+MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
 MAX_HEADERS = 100  # header lines in a request or a response, each MAX_HEADER_LINE bytes at most (http.server's bounds)
 MAX_HEADER_LINE = 65536
 
@@ -314,9 +314,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             elif version is not None and version not in PUBLISHED_VERSIONS:
                 self.respond(400, error_response(None, INVALID_REQUEST, f"unknown MCP-Protocol-Version {version}"))
             elif message.get("method") == "initialize":  # a new session, named by an unguessable id
-                if not self.room_for_a_session():
-                    return self.respond(503, error_response(message.get("id"), INTERNAL_ERROR,
-                                                            f"{MAX_SESSIONS} sessions are open: try again later"))
+                self.make_room_for_a_session()
                 server, sid = factory(), secrets.token_urlsafe(24)
                 reply = server.handle(message)
                 if reply and "result" in reply:
@@ -451,22 +449,26 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             """The session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
             sid = self.header("Mcp-Session-Id")
             with sessions_lock:
-                session = sessions.pop(sid, None) if end else sessions.get(sid)
-                if session:
+                session = sessions.pop(sid, None)
+                if session and not end:
                     session[1] = time.monotonic()
+                    sessions[sid] = session  # to the end: the sessions are kept in the order of their last use
             if session is None:
                 status, reason = (400, "missing Mcp-Session-Id") if sid is None else (404, "unknown or ended session")
                 self.respond(status, error_response(None, INVALID_REQUEST, reason))
             return session and session[0]
 
-        def room_for_a_session(self) -> bool:
-            """Forget the sessions idle longer than SESSION_IDLE_S; whether another may open (MAX_SESSIONS)."""
+        def make_room_for_a_session(self):
+            """Forget the sessions idle longer than SESSION_IDLE_S and, while MAX_SESSIONS are still open, the one
+            unused the longest: its client sees 404 and may initialize again (spec: session expiry), and no client
+            can hold every other out by opening sessions."""
             now = time.monotonic()
             with sessions_lock:
-                for sid, (server, used) in list(sessions.items()):
-                    if now - used > SESSION_IDLE_S:
-                        del sessions[sid]  # its client sees 404 and may initialize again (spec: session expiry)
-                return len(sessions) < MAX_SESSIONS
+                while sessions:
+                    sid, (server, used) = next(iter(sessions.items()))  # the least recently used
+                    if now - used <= SESSION_IDLE_S and len(sessions) < MAX_SESSIONS:
+                        break
+                    del sessions[sid]
 
         def is_allowed(self) -> bool:
             """The path is /mcp, and Host and Origin are local names; otherwise refuse before reading a body."""
