@@ -826,17 +826,20 @@ class MCPServer(mcp_min.MCPServer):
     def list_changed(self, listed: str):
         """mcp_min's, for every session on this catalog (each has its own client, so its own outbox); and every
         listen stream that asked for it (8)."""
+        changed = notification(f"notifications/{listed}/list_changed")
         for server in self.sharing():
             with server._lock:
-                super(MCPServer, server).list_changed(listed)  # the lab's: into that session's outbox
+                if changed not in server._outbox:  # one waiting says it all: an idle session's outbox stays small
+                    super(MCPServer, server).list_changed(listed)  # the lab's: into that session's outbox
             server.delivered()
             server._tell_listeners(lambda asked: asked.get(f"{listed}ListChanged"), f"notifications/{listed}/list_changed", {})
 
     def resource_updated(self, uri: str):
         """Tell each subscribed session, and every listen stream that subscribed to uri (notifications/resources/updated)."""
         for server in self.sharing():  # the resource belongs to the catalog: every session may have subscribed
-            if uri in server.subscriptions and server._initialized:
-                server.send(notification("notifications/resources/updated", {"uri": uri}))
+            updated = notification("notifications/resources/updated", {"uri": uri})
+            if uri in server.subscriptions and server._initialized and updated not in server._outbox:
+                server.send(updated)  # (one waiting for this uri says it all)
             server._tell_listeners(lambda asked: uri in asked.get("resourceSubscriptions", []),
                                    "notifications/resources/updated", {"uri": uri})
 

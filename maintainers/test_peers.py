@@ -130,3 +130,18 @@ def test_a_server_whose_handle_breaks_the_seam_says_so_on_stderr_over_http(capsy
             client.list_tools()  # the connection closes: its thread raised
     said = capsys.readouterr().err
     assert said.startswith("mcp_min: a request from 127.0.0.1 failed:\n") and "TypeError" in said, said
+
+
+def test_an_idle_session_keeps_one_list_change_of_each_kind_however_many_happen():
+    # Row 4: a thousand changes to a shared catalog reach an idle session's outbox once: it invalidates, it
+    # carries no diff (course 000), so the thousandth says what the first did.
+    server = server_demo.make_server()
+    idle = server.session()
+    idle.handle(initialize_request(1))
+    idle.handle(notification("notifications/initialized"))
+    idle.handle(request(2, "resources/subscribe", {"uri": "lab://readme"}))
+    for i in range(1000):
+        server.add_tool(f"t{i}", lambda: i, "A tool.", notify=True)
+        server.add_resource("lab://readme", f"version {i}", replace=True)
+    assert idle.drain_outbox() == [notification("notifications/tools/list_changed"),
+                                   notification("notifications/resources/updated", {"uri": "lab://readme"})]
