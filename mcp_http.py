@@ -12,9 +12,11 @@ http.client's readers cost more than the rest of a round trip.
 """
 
 import base64
+import contextlib
 import http.server
 import io
 import json
+import os
 import queue
 import re
 import secrets
@@ -28,7 +30,7 @@ import urllib.parse
 
 import mcp_full
 from mcp_min import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RPCError, \
-    error_response, is_notification, notification, report
+    error_response, is_notification, notification, report, say
 from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MISSING_CLIENT_CAPABILITY, PROTOCOL_VERSION_KEY,
                       PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION, Transport, header_name, is_stateless)
 from mcp_stdio import MAX_MESSAGE_BYTES, encode, parse, same_id
@@ -578,6 +580,8 @@ def serve_http(server, host: str = "127.0.0.1", port: int = 8000):
         raise SystemExit(f"mcp_min: cannot serve http://{host}:{port}{MCP_PATH}: {exc.strerror}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a host's SIGTERM is a clean stop
     print(f"mcp_min: serving http://{host}:{httpd.server_address[1]}{MCP_PATH}", file=sys.stderr, flush=True)
+    with contextlib.suppress(OSError, ValueError):
+        os.set_blocking(sys.stderr.fileno(), False)  # say() then drops a diagnosis nobody reads, rather than wait
     with httpd:
         try:
             httpd.serve_forever()
@@ -841,7 +845,7 @@ class HttpTransport(Transport):
                     self.tool_schemas[tool["name"]] = tool["inputSchema"]
                 valid.append(tool)
             except ValueError as exc:
-                print(f"mcp_min: tool {tool.get('name')!r} left out: {exc}", file=sys.stderr)
+                say(f"mcp_min: tool {tool.get('name')!r} left out: {exc}")
         result["tools"] = valid
 
     def close(self):

@@ -354,8 +354,8 @@ class MCPServer:
         if notify:
             self.list_changed(listed)
         elif added and self._initialized and self.CAPABILITIES[listed].get("listChanged"):  # a client was promised a word
-            print(f"mcp_min: {key!r} was added to a live session's {listed} without notify=True: the client's cache "
-                  f"will not show it until it lists the {listed} again", file=sys.stderr, flush=True)
+            say(f"mcp_min: {key!r} was added to a live session's {listed} without notify=True: the client's cache "
+                f"will not show it until it lists the {listed} again")
 
     def list_changed(self, listed: str):
         """Queue notifications/<listed>/list_changed: a bare cache invalidation, no payload (course 000)."""
@@ -457,7 +457,24 @@ def report(what: str, exc: BaseException):
                       os.path.basename(frame.filename).startswith("mcp_")) and not frame.filename.startswith(stdlib)]
     lines = [f"mcp_min: {what}:"] + [f'  File "{os.path.basename(frame.filename)}", line {frame.lineno}, in {frame.name}'
                                      + (f"\n    {frame.line}" if frame.line else "") for frame in frames]
-    print("\n".join(lines + [f"{type(exc).__name__}: {exc}"]), file=sys.stderr, flush=True)
+    say("\n".join(lines + [f"{type(exc).__name__}: {exc}"]))
+
+
+def say(text: str):
+    """Write a diagnosis on stderr, never on stdout (the wire, over stdio). Where a transport has made stderr
+    non-blocking (mcp_http), a pipe nobody reads costs the line, never a wait: serving comes first."""
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # a notebook's or a test's stderr: a file of Python's own
+        print(text, file=sys.stderr, flush=True)
+        return
+    sys.stderr.flush()  # what print() left in its buffer goes first
+    data = memoryview((text + "\n").encode("utf-8", "replace"))
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    except BlockingIOError:
+        pass  # nobody reads stderr: the rest of the line is dropped
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 3. The client ----

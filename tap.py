@@ -37,6 +37,11 @@ def tap(command: list, log=None) -> int:
         print(f"tap: cannot start {command[0]!r}: {exc.strerror}", file=sys.stderr)
         return 127  # as a shell says "command not found"
     log, log_lock = log or sys.stderr, threading.Lock()
+    if log is sys.stderr:  # a pipe the host may never read: a full one costs log lines, never the relay's progress
+        try:
+            os.set_blocking(sys.stderr.fileno(), False)
+        except (OSError, ValueError):
+            pass
 
     def pump(source: int, target: int, arrow: str):
         """Copy bytes as they arrive, logging each whole line before the bytes that end it are passed on."""
@@ -57,9 +62,15 @@ def tap(command: list, log=None) -> int:
 
     def write_log(arrow: str, lines: list):
         """Log each line, one message as stdio requires, as it is."""
+        text = "".join(f"{arrow} {line.decode('utf-8', 'replace')}\n" for line in lines).encode("utf-8", "replace")
         with log_lock:
-            log.writelines(f"{arrow} {line.decode('utf-8', 'replace')}\n" for line in lines)
-            log.flush()
+            try:
+                log.flush()
+                unsent = memoryview(text)
+                while unsent:  # straight to the file descriptor: a non-blocking one says when nobody reads it
+                    unsent = unsent[os.write(log.fileno(), unsent):]
+            except BlockingIOError:
+                pass  # nobody reads the log: these lines are dropped; the bytes between host and server are not
 
     def upstream():
         """Host to server; when the host closes, so does the server's stdin, and the server has GRACE_S to go."""

@@ -5,6 +5,9 @@ Each test is bounded by TIMEOUT and runs on loopback; none sleeps to let a threa
 
 import json
 import socket
+import subprocess
+import sys
+import threading
 
 import pytest
 
@@ -13,7 +16,7 @@ import mcp_http
 import server_demo
 from mcp_full import notification, request
 from test_hostile import raw
-from test_transports import META, TIMEOUT, http_endpoint, initialize_request, wait_until
+from test_transports import HERE, META, TIMEOUT, http_endpoint, initialize_request, wait_until
 
 
 def head_and_body(answer: bytes) -> tuple:
@@ -145,3 +148,44 @@ def test_an_idle_session_keeps_one_list_change_of_each_kind_however_many_happen(
         server.add_resource("lab://readme", f"version {i}", replace=True)
     assert idle.drain_outbox() == [notification("notifications/tools/list_changed"),
                                    notification("notifications/resources/updated", {"uri": "lab://readme"})]
+
+
+def test_a_stderr_nobody_reads_costs_diagnoses_never_answers():
+    # Row 17: every failing tool writes its report on stderr; with nobody reading the pipe, it fills (64 KiB), and
+    # before, each report then waited, holding its connection. Now the reports are dropped and every call is answered.
+    child = subprocess.Popen([sys.executable, str(HERE / "server_demo.py"), "--http", "--port", "0"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        port = int(child.stderr.readline().split(b":")[-1].split(b"/")[0])  # "mcp_min: serving http://...:PORT/mcp"
+        client = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
+        client.initialize()
+        failed = [client.call_tool("count_lessons", {"course": "postgres"})["isError"] for _ in range(400)]
+        assert failed == [True] * 400  # about 100 KiB of reports went to a pipe that holds 64
+        assert client.call_tool("add", {"x": 2, "y": 3})["content"] == [{"type": "text", "text": "5"}]
+        client.close()
+    finally:
+        child.terminate()
+        child.wait(TIMEOUT)
+        child.stderr.close()
+
+
+def test_a_tap_whose_log_nobody_reads_still_relays_every_message():
+    # Row 16: the tap logs to stderr by default; a host that never reads it once stalled the tap at about 64 KiB.
+    pings = b"".join(json.dumps(request(id, "ping")).encode() + b"\n" for id in range(1, 3001))  # ~170 KiB logged
+    tap = subprocess.Popen([sys.executable, str(HERE / "tap.py"), "--", sys.executable, str(HERE / "server_demo.py")],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    answers = []
+    writer = threading.Thread(target=lambda: (tap.stdin.write(pings), tap.stdin.close()), daemon=True)
+    reader = threading.Thread(target=lambda: answers.extend(tap.stdout.read().splitlines()), daemon=True)
+    try:
+        writer.start()
+        reader.start()  # the stderr pipe stays unread
+        reader.join(6 * TIMEOUT)  # a stalled tap would never end its stdout: the bound says so
+        assert not reader.is_alive(), f"the tap stalled after {len(answers)} answers"
+        assert sorted(json.loads(answer)["id"] for answer in answers) == list(range(1, 3001))  # each once
+        assert tap.wait(TIMEOUT) == 0
+    finally:
+        tap.kill()
+        tap.wait()
+        tap.stdout.close()
+        tap.stderr.close()
