@@ -47,6 +47,7 @@ SERVER_DEMO = str(HERE / "server_demo.py")
 TAP = str(HERE / "tap.py")
 
 SDK_DEADLINE = 20  # seconds for one whole SDK client session; the auto probe alone may wait 10 s
+SDK_START_S = 20  # seconds an SDK server may take to start serving: about one at rest, over ten on a crowded machine
 READ_TIMEOUT = 5  # seconds the SDK client waits for any one answer
 
 # What server_demo.py answers to the calls every scenario makes.
@@ -256,7 +257,7 @@ def sdk_http_url(tmp_path_factory):
             if process.poll() is not None:
                 pytest.fail(f"the SDK server exited ({process.returncode}): {log.read_text()}")
             return re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", log.read_text(encoding="utf-8"))
-        wait_until(listening, "uvicorn to say where it listens")
+        wait_until(listening, "uvicorn to say where it listens", SDK_START_S)
         yield listening().group(1) + "/mcp"
     finally:
         stop(process)
@@ -367,7 +368,8 @@ def test_mcp_min_client_calls_sdk_server_over_stdio_in_each_mode(mode, era, vers
         try:
             # The SDK imports for a second or more (several on a loaded machine): connect()'s probe, a third of
             # the 10 s, starts once the server says it serves, so that it times the answer, not the imports.
-            wait_until(lambda: "sdk-side: serving" in log.read_text(encoding="utf-8"), "the SDK server to serve")
+            wait_until(lambda: "sdk-side: serving" in log.read_text(encoding="utf-8"), "the SDK server to serve",
+                       SDK_START_S)
             client.connect(mode=mode)
             tools = client.list_tools()
             added = client.call_tool("add", {"x": 2, "y": 3})

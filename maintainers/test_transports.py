@@ -193,9 +193,9 @@ class LinePipe:
             self.process.stdout.close()
 
 
-def wait_until(condition, what: str):
-    """Poll condition() until it is true, or fail after TIMEOUT."""
-    deadline = time.monotonic() + TIMEOUT
+def wait_until(condition, what: str, seconds: float = TIMEOUT):
+    """Poll condition() until it is true, or fail after seconds (TIMEOUT)."""
+    deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline:
             raise TimeoutError(f"gave up waiting for {what}")
