@@ -1112,6 +1112,7 @@ class MCPClient(mcp_min.MCPClient):
         self.listening = None  # the request of this client's open subscriptions/listen stream
         self.era = None  # connect() decides: "handshake" or "stateless"
         self.tools_fresh_until = 0.0  # stateless era: ttlMs says how long tools_cache may be reused
+        self._turn = threading.RLock()  # threads sharing this client take turns: one request on the wire at a time
 
     def request(self, method: str, params: dict | None = None) -> dict:
         """mcp_min's request; in the stateless era (and to discover it) params carry _meta (course 004)."""
@@ -1119,7 +1120,8 @@ class MCPClient(mcp_min.MCPClient):
             raise RuntimeError(f"connect first: client.connect() (or client.initialize()) before {method}")
         if self.era == "stateless" or method == "server/discover":
             params = self.with_meta(dict(params or {}))
-        return super().request(method, params)
+        with self._turn:  # (reentrant: a callback answering the server's question may ask the server in turn)
+            return super().request(method, params)
 
     def initialize(self, protocol_version: str = HANDSHAKE_VERSIONS[0]) -> dict:
         """mcp_min's handshake; the session is in the handshake era."""
@@ -1297,9 +1299,10 @@ class MCPClient(mcp_min.MCPClient):
         filter = {key: True for key, value in wanted.items() if value}
         if uris:
             filter["resourceSubscriptions"] = list(uris)
-        message = request(self.next_id, "subscriptions/listen", self.with_meta({"notifications": filter}))
-        self.next_id += 1
-        ack = self.transport.listen(message)
+        with self._turn:
+            message = request(self.next_id, "subscriptions/listen", self.with_meta({"notifications": filter}))
+            self.next_id += 1
+            ack = self.transport.listen(message)
         if ack is None or "error" in ack:
             error = (ack or {}).get("error", {"code": INTERNAL_ERROR, "message": "no acknowledgement"})
             raise RPCError(error.get("code"), error.get("message"), error.get("data"))

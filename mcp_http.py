@@ -48,6 +48,7 @@ MCP_PATH = "/mcp"
 LOCAL_NAMES = {"127.0.0.1", "localhost", "::1"}  # Host and Origin a local server accepts (DNS rebinding)
 NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # sent as Mcp-Name
 KEEPALIVE_S = 15  # an open event stream with nothing to say gets a comment line this often
+STREAM_WRITE_S = 2  # a listen stream whose client reads nothing for this long is dropped: others never wait on it
 REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, headers, body) within this
 MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
 BUSY_S = 60  # a connection that waits this long for one of them to close is closed itself: every one is busy
@@ -157,11 +158,13 @@ class HttpStream:
             return  # a notification with nowhere to go
         with self.lock:
             try:
+                if self.gone:
+                    return  # the client went away, or stopped reading: nothing more is written, nor waited for
                 if not self.started:
                     self.handler.start_events()
                     self.started = True
                 self.handler.write_event(message)
-            except OSError:
+            except OSError:  # TimeoutError too: a listen stream's reader that stopped reading is dropped
                 self.gone = True
         if "method" not in message and self.ended:
             self.ended.set()
@@ -170,7 +173,8 @@ class HttpStream:
         """Write a comment line on the stream (a keep-alive)."""
         with self.lock:
             try:
-                self.handler.write_chunk(comment)
+                if not self.gone:
+                    self.handler.write_chunk(comment)
             except OSError:
                 self.gone = True
 
@@ -381,6 +385,8 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 return self.respond(406, error_response(message.get("id"), INVALID_REQUEST,
                                                         "subscriptions/listen answers on an event stream: accept text/event-stream"))
             stream = HttpStream(self, events_accepted, message.get("method") == "subscriptions/listen")
+            if stream.ended:  # a listen stream: its writes come from whoever changes a list, and may never wait long
+                self.connection.settimeout(STREAM_WRITE_S)
             # mcp_full's server takes the request's stream; the lab's serves the request whole, then answers
             reply = server.handle(message, stream) if isinstance(server, mcp_full.MCPServer) else server.handle(message)
             if reply is None and message.get("method") == "subscriptions/listen" and stream.started:
@@ -413,6 +419,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             with stream.lock:
                 try:
                     self.write_chunk(b"")
+                    self.connection.settimeout(None)  # the connection may carry another request, at its own pace
                 except OSError:
                     self.close_connection = True
 

@@ -16,7 +16,7 @@ import mcp_http
 import server_demo
 from mcp_full import notification, request
 from test_hostile import raw
-from test_transports import HERE, META, TIMEOUT, http_endpoint, initialize_request, wait_until
+from test_transports import HERE, META, TIMEOUT, connected, http_endpoint, initialize_request, wait_until
 
 
 def head_and_body(answer: bytes) -> tuple:
@@ -189,3 +189,38 @@ def test_a_tap_whose_log_nobody_reads_still_relays_every_message():
         tap.wait()
         tap.stdout.close()
         tap.stderr.close()
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_one_client_shared_by_four_threads_gives_each_call_its_own_answer(kind):
+    # Row 18: the threads take turns on the wire (one request at a time), so each gets the answer to its own call.
+    sums = {}
+
+    def calls(k: int, client):
+        sums[k] = [client.call_tool("add", {"x": k * 1000, "y": i})["content"][0]["text"] for i in range(50)]
+    with connected(kind) as (client, _):
+        client.initialize()
+        threads = [threading.Thread(target=calls, args=(k, client)) for k in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(6 * TIMEOUT)
+    assert sums == {k: [str(k * 1000 + i) for i in range(50)] for k in range(4)}
+
+
+def test_a_listen_client_that_stops_reading_never_stalls_another_clients_list_change():
+    # Row 3: every list change is sent on every listen stream; once a stream's reader stops and the socket is
+    # full, a send waits at most STREAM_WRITE_S, the stream is dropped, and the changes go on for everyone else.
+    server = server_demo.make_server()
+    with http_endpoint(lambda: server) as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as silent:  # closed at the end, in any case
+            silent.sendall(post(LISTEN, headers={**LISTEN_HEADERS, "Connection": "keep-alive"}))
+            received = b""
+            while b"notifications/subscriptions/acknowledged" not in received:
+                received += silent.recv(65536)  # acknowledged: from now on it reads nothing
+            changes = threading.Thread(target=lambda: [server.add_tool(f"t{i}", lambda: i, "A tool.", notify=True)
+                                                       for i in range(30_000)], daemon=True)
+            changes.start()  # some 5 MB of list_changed for the silent stream: more than loopback's buffers hold
+            changes.join(6 * TIMEOUT)
+            assert not changes.is_alive(), "a list change waited on a client that reads nothing"
+            wait_until(lambda: server._listeners == [], "the silent stream to be dropped")
