@@ -3,7 +3,7 @@
     python board.py [--port N] [--fault NAME] [--delay S] [--timeout S] [--log FILE] [--hold] [--] <server command...>
     python board.py --fault list          # each fault, with the course passage it demonstrates
 
-Put it where a host starts a server, as you would the tap (`python mcp_min.py tap`): it passes every byte
+Put it where a host starts a server, as you would the tap (`python tap.py`): it passes every byte
 through unchanged, logs each line as the tap does, and serves a page at http://127.0.0.1:PORT/ (the URL is
 printed on stderr) where a sequence diagram grows as messages cross, beside the state each side must be in
 and the rules broken. Course 000 ends with the three ways naive code fails "precisely at these seams"; the
@@ -27,8 +27,10 @@ import sys
 import threading
 import time
 
-from mcp_min import (CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOCAL_NAMES, MAX_MESSAGE_BYTES,
-                     PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, RPCError, error_response, parse, valid_id)
+from mcp_full import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
+from mcp_http import LOCAL_NAMES
+from mcp_min import RPCError, error_response, valid_id
+from mcp_stdio import MAX_MESSAGE_BYTES, parse
 
 HOST, SERVER = "→", "←"
 DEFAULT_TIMEOUT = 10.0  # seconds a request may wait before the board flags it (the lab's client waits 30)
@@ -103,7 +105,7 @@ def read_line(line) -> tuple:
         except UnicodeDecodeError:
             return line.decode("utf-8", "replace"), False, None
     try:
-        return line, True, parse(line)  # mcp_min's parse: the same limits as the lab's own stdio server
+        return line, True, parse(line)  # mcp_stdio's parse: the same limits as the project's own stdio server
     except RPCError:
         return line, False, None
 
@@ -570,8 +572,9 @@ class Session:
         session.view(0)   # (events since the first, the state, whether it ended)
     """
 
-    def __init__(self, timeout: float = DEFAULT_TIMEOUT, about: dict | None = None):
-        self.start = time.monotonic()
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT, about: dict | None = None, clock=time.monotonic):
+        self.clock = clock  # seconds, from any start (a recorded session's times come from its own)
+        self.start = clock()
         self.about = about or {}  # the command, the fault: what the page's header shows
         self.records = []  # (t, direction, line, note); only ever appended
         self.board = Board(timeout)
@@ -584,7 +587,7 @@ class Session:
 
     def now(self) -> float:
         """Seconds since the session began."""
-        return time.monotonic() - self.start
+        return self.clock() - self.start
 
     def record(self, direction: str, line: bytes, note: dict | None = None):
         """Keep one line the relay passed; a line longer than the lab reads is kept cut, with its size."""
@@ -983,7 +986,7 @@ def let_viewers_finish(session: Session, seconds: float = 2.0):
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 6. The relay ----
-# The tap's pump (mcp_min.py, section 6): each chunk is passed on as it came, after its whole lines are
+# The tap's pump (tap.py, section 11): each chunk is passed on as it came, after its whole lines are
 # recorded and logged. With a fault, lines are passed one by one, so that one of them can change.
 # ---------------------------------------------------------------------------------------------------
 

@@ -9,8 +9,9 @@
 
 import argparse, json, pathlib, subprocess, sys, time
 
-from mcp_min import (HttpTransport, InMemoryTransport, MCPClient, RPCError, StdioTransport, print_trace,
-                     request)
+from mcp_full import TOOL_NOT_ALLOWED, UNKNOWN_TOOL, InMemoryTransport, MCPClient, RPCError, print_trace, request
+from mcp_http import HttpTransport
+from mcp_stdio import StdioTransport
 
 HERE = pathlib.Path(__file__).resolve().parent
 STATE_KEY = "demo-key"  # a fixed signing key for the demo server
@@ -76,9 +77,9 @@ def attempt(call):
 def await_subtract(client: MCPClient):
     """Pump notifications until list_changed has brought subtract into tools_cache, then show the cache."""
     deadline = time.monotonic() + 5  # over HTTP the stream has a connection of its own: it may lag the response
-    while "subtract" not in [tool["name"] for tool in client.tools_cache] and time.monotonic() < deadline:
+    while "subtract" not in [tool["name"] for tool in client.tools_cache or []] and time.monotonic() < deadline:
         client._pump_notifications()
-    print(f"  tools_cache now: {[tool['name'] for tool in client.tools_cache]}")
+    print(f"  tools_cache now: {[tool['name'] for tool in client.tools_cache or []]}")
 
 
 def part_one(kind: str):
@@ -91,16 +92,17 @@ def part_one(kind: str):
     client.list_tools()
     caption("4. tools/call add")
     client.call_tool("add", {"x": 2, "y": 3})
-    caption("5. delete_db exists but is not in this session's allow-list: -32600, and it never runs")
+    caption(f"5. delete_db exists but is not in this session's allow-list: {TOOL_NOT_ALLOWED}, and it never runs")
     attempt(lambda: client.call_tool("delete_db"))
     caption("6. enable_subtract registers subtract with notify=True; list_changed arrives first, the client re-lists")
     client.call_tool("enable_subtract")
     await_subtract(client)
-    caption("lattice: an unknown tool is -32601")
+    caption(f"lattice: an unknown tool is {UNKNOWN_TOOL}")
     attempt(lambda: client.call_tool("drop_tables"))
     caption("lattice: a missing required argument is -32602")
     attempt(lambda: client.call_tool("add", {"x": 2}))
-    caption("lattice: the tool raised: an isError result the model can read, not a protocol error")
+    caption("lattice: the tool raised: an isError result the model can read, not a protocol error (the server also "
+            "writes where, for its author, on its stderr: expected)")
     client.call_tool("count_lessons", {"course": "postgres"})
     caption("a tool that talks while it runs: progress and a log line arrive before its response")
     client.call_tool("count_slowly", {"n": 3}, progress=True)
@@ -119,7 +121,7 @@ def part_two(kind: str):
     client.list_tools()
     caption("search_docs: every request carries its version and capabilities in _meta")
     client.call_tool("search_docs", {"query": "handshake gate", "k": 2})
-    caption("count_lessons with an unknown course: isError")
+    caption("count_lessons with an unknown course: isError (and, for the server's author, where on its stderr)")
     client.call_tool("count_lessons", {"course": "postgres"})
     caption("an unknown tool: a protocol error")
     attempt(lambda: client.call_tool("drop_tables"))

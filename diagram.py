@@ -6,6 +6,7 @@
     rec                                               # in a notebook: the diagram
     python diagram.py --readme                        # redraw README.md's diagram from a real run
     python diagram.py --check                         # exit 1 if README.md's diagram is stale
+    python diagram.py --sizes                         # each module's lines of code
 """
 
 import json
@@ -13,7 +14,7 @@ import pathlib
 import re
 import sys
 
-from mcp_min import InMemoryTransport, MCPClient, RPCError, print_trace
+from mcp_full import UNKNOWN_TOOL, InMemoryTransport, MCPClient, RPCError, print_trace
 
 HERE = pathlib.Path(__file__).resolve().parent
 README = HERE / "README.md"
@@ -130,15 +131,17 @@ def transcript_block() -> str:
     """The start of client_demo.py's stored transcript (part 1, steps 1-6), each line cut to fit."""
     lines = (HERE / "maintainers" / "transcripts" / "client_demo_stdio.txt").read_text(encoding="utf-8").splitlines()
     shown = [line if len(line) <= TRANSCRIPT_WIDTH else line[:TRANSCRIPT_WIDTH - 1] + "…"
-             for line in lines[:lines.index("# lattice: an unknown tool is -32601")]]
+             for line in lines[:lines.index(f"# lattice: an unknown tool is {UNKNOWN_TOOL}")]]
     return "```\n" + "\n".join(shown).rstrip() + "\n```"
 
 
-def module_sizes() -> tuple:
-    """(code lines before section 5, code lines in all, explaining lines, the line of MCPServer.handle) of
-    mcp_min.py: code is not blank, not a comment and not a docstring."""
+MODULES = ["mcp_min.py", "mcp_full.py", "mcp_stdio.py", "mcp_http.py", "tap.py", "board.py"]  # the lab, then its layers
+
+
+def sizes(path: pathlib.Path) -> tuple:
+    """(lines of code, lines in all) of a file: code is not blank, not a comment and not a docstring."""
     import ast
-    text = (HERE / "mcp_min.py").read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
     docs = set()
     for node in ast.walk(ast.parse(text)):
@@ -148,22 +151,18 @@ def module_sizes() -> tuple:
             docs |= set(range(body[0].lineno, body[0].end_lineno + 1))
     code = [number for number, line in enumerate(lines, 1)
             if line.strip() and not line.strip().startswith("#") and number not in docs]
-    explaining = sum(1 for line in lines if line.strip()) - len(code)
-    section_5 = [number for number, line in enumerate(lines, 1) if line.startswith("# ---- 5. ")][0]
-    handle = [number for number, line in enumerate(lines, 1) if line.startswith("    def handle(")][0]
-    return sum(1 for number in code if number < section_5), len(code), explaining, handle
+    return len(code), len(lines)
 
 
-def sizes_block() -> str:
-    """What belongs between README.md's sizes markers: the module's sizes, measured."""
-    lab, whole, explaining, handle = module_sizes()
-    return (f"Sizes (lines of code: not blank, not a comment, not a docstring): sections 1-4, course 000's lab, {lab:,};"
-            f" the whole\nmodule {whole:,}, with {explaining:,} lines of comments and docstrings (one for every"
-            f" {whole / explaining:.1f} of code). `handle` is at line {handle}.")
+def sizes_table() -> str:
+    """Each module's lines of code, and lines in all."""
+    rows = [f"{name:14} {code:5,} lines of code, {whole:5,} in all" for name in MODULES
+            for code, whole in [sizes(HERE / name)]]
+    return "\n".join(rows)
 
 
 TRANSCRIPT_WIDTH = 150  # README lines are cut here; maintainers/transcripts/ holds them as the demo prints them
-BLOCKS = {"diagram": diagram_block, "transcript": transcript_block, "sizes": sizes_block}  # <!-- NAME:start --> ... <!-- NAME:end -->
+BLOCKS = {"diagram": diagram_block, "transcript": transcript_block}  # <!-- NAME:start --> ... <!-- NAME:end -->
 
 
 def current_block(text: str, name: str) -> str:
@@ -182,11 +181,14 @@ def main(argv: list | None = None) -> int:
             text = text.replace(f"<!-- {name}:start -->{current_block(text, name)}", f"<!-- {name}:start -->\n{make()}\n")
         README.write_text(text, encoding="utf-8")
         return 0
+    if args == ["--sizes"]:
+        print(sizes_table())
+        return 0
     if args == ["--check"]:
         for name in stale:
             print(f"README.md's {name} block is stale: run python diagram.py --readme", file=sys.stderr)
         return 1 if stale else 0
-    print("usage: python diagram.py --readme | --check", file=sys.stderr)
+    print("usage: python diagram.py --readme | --check | --sizes", file=sys.stderr)
     return 2
 
 

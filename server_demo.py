@@ -15,7 +15,8 @@ plus count_slowly, which reports progress and logs while it runs.
 import json, os, sys, time
 from typing import Literal
 
-from mcp_min import Context, MCPServer, serve_http, serve_stdio
+from mcp_full import Context, MCPServer
+from mcp_stdio import serve_stdio
 
 LESSONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lessons")  # os.path: quicker to import than pathlib
 DEFAULT_ALLOW = ["add", "weather", "enable_subtract", "subtract", "search_docs", "count_lessons", "count_slowly"]
@@ -163,6 +164,7 @@ def main(argv=None) -> int:
     allow = given["--allow"].split(",") if given["--allow"] else DEFAULT_ALLOW
     key = given["--state-key"].encode() if given["--state-key"] else None
     if given["--http"]:
+        from mcp_http import serve_http  # only when HTTP is served: a stdio server starts sooner without it
         serve_http(make_server(allow, key), port=int(given["--port"]))  # one catalog, shared by every session
     else:
         if sys.stdin.isatty():  # a person, not a host: say what this is and how to talk to it

@@ -1,73 +1,59 @@
-"""Tests of mcp_min's core: messages, the server (gate, dispatch, lattice, outbox), the client, in memory.
+"""Tests of course 000's lab, mcp_min.py alone: messages, the server (gate, dispatch, lattice, outbox), the client,
+in memory. python -m pytest test_mcp_min.py takes a second.
 
-The exchange table reads like Norvig's lis.py tests: a message in, the exact response out (or None).
+The exchange table reads like Norvig's lis.py tests: a message in, the exact response out (or None). Its rows
+run against the lab and against mcp_full.py's server, which builds on it: a program written against the lab
+gets the same answers from the full layer.
 """
 
 import ast
 import json
 import pathlib
 import sys
-from typing import Literal
+import traceback
 
 import pytest
 
 import mcp_min
-from mcp_min import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, PARSE_ERROR,
-                     UNSUPPORTED_PROTOCOL_VERSION, Context, InMemoryTransport, MCPClient, MCPServer, RPCError,
+from mcp_min import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, NOT_INITIALIZED,
+                     TOOL_NOT_ALLOWED, UNKNOWN_TOOL, InMemoryTransport, MCPClient, MCPServer, RPCError,
                      error_response, is_notification, notification, request, response)
 
 HERE = pathlib.Path(__file__).resolve().parent
-CAPABILITIES = {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
-                "prompts": {"listChanged": True}, "logging": {}, "completions": {}}
 SERVER_INFO = {"name": "course-lab", "version": "0.1.0"}
-META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
-STATELESS = {"_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO}}
+XY = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x", "y"]}
+INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
 
 
-def course_server(calls=None) -> MCPServer:
-    """The course 000 lab: add, weather, delete_db (not allowed), a raising tool, a resource and a prompt."""
+def layers() -> list:
+    """The lab, and the full layer built on it (imported here only, so that the lab's own tests need only the lab)."""
+    import mcp_full
+    return [mcp_min, mcp_full]
+
+
+def course_server(layer=mcp_min, calls=None) -> MCPServer:
+    """Course 000's lab, written against the lab's API: add, weather, delete_db (not allowed), divide, a resource, a prompt."""
     calls = calls if calls is not None else []
-    server = MCPServer("course-lab", allowed_tools={"add", "weather", "divide", "subtract", "pick"})
-
-    @server.tool()
-    def add(x: int, y: int) -> int:
-        """Add two integers."""
-        return x + y
-
-    @server.tool()
-    def weather(city: str) -> str:
-        """Tell the weather."""
-        return f"Sunny in {city}"
-
-    @server.tool()
-    def delete_db() -> str:
-        """Delete the database."""
-        calls.append("delete_db")
-        return "deleted"
-
-    @server.tool()
-    def divide(x: float, y: float) -> float:
-        """Divide x by y."""
-        return x / y
-
-    @server.tool()
-    def pick(color: Literal["red", "blue"]) -> str:
-        """Pick a color."""
-        return color
-
+    server = layer.MCPServer("course-lab", allowed_tools={"add", "weather", "divide", "subtract"})
+    server.add_tool("add", lambda x, y: x + y, "Add two integers.", XY)
+    server.add_tool("weather", lambda city: f"Sunny in {city}", "Tell the weather.",
+                    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+    server.add_tool("delete_db", lambda: calls.append("delete_db") or "deleted", "Delete the database.")
+    server.add_tool("divide", lambda x, y: x / y, "Divide x by y.",
+                    {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+                     "required": ["x", "y"]})
     server.add_resource("file:///readme.txt", "hello")
     server.add_resource("logo://png", b"\x89PNG", mime_type="image/png")
+    server.add_prompt("summarize_incident", lambda severity: f"Summarize this {severity}-severity incident.",
+                      "Summarize an incident.", [{"name": "severity", "required": True}])
+    return server
 
-    @server.resource("policy://{doc_id}")
-    def policy(doc_id: str) -> str:
-        """A policy."""
-        return {"refunds": "30 days"}[doc_id]
 
-    @server.prompt()
-    def summarize_incident(severity: str) -> str:
-        """Summarize an incident."""
-        return f"Summarize this {severity}-severity incident."
-
+def ready_server(layer=mcp_min, **options) -> MCPServer:
+    """A course server whose session has passed the handshake."""
+    server = course_server(layer, **options)
+    server.handle(request(1, "initialize", INIT))
+    server.handle(notification("notifications/initialized"))
     return server
 
 
@@ -76,189 +62,153 @@ def subtract(x: int, y: int) -> int:
     return x - y
 
 
-def query(region: str, limit: int = 10) -> int:
-    """A tool whose region may travel in a header."""
-    return 1
-
-
-def ready_server(**kwargs) -> MCPServer:
-    """A course server whose session has passed the handshake."""
-    server = course_server(**kwargs)
-    server.handle(request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                             "clientInfo": {"name": "t", "version": "0"}}))
-    server.handle(notification("notifications/initialized"))
-    return server
-
-
 # ---- the course's worked trace (course 000, steps 1-6), message by message ----
 
 def test_worked_trace_of_course_000_reproduces_message_for_message():
     # Every message of the six steps is compared whole, as it crossed the JSON boundary.
     wire = []
-    client = MCPClient(InMemoryTransport(course_server(), trace=lambda d, m: wire.append((d, m))),
+    server = course_server()
+    client = MCPClient(InMemoryTransport(server, trace=lambda direction, message: wire.append((direction, message))),
                        name="tiny-client")
     client.initialize(protocol_version="2025-06-18")
     client.list_tools()
     client.call_tool("add", {"x": 2, "y": 3})
     with pytest.raises(RPCError):
         client.call_tool("delete_db")
-    client.transport.server.add_tool("subtract", subtract, notify=True,
-                                     input_schema={"type": "object", "properties": {}, "required": ["x", "y"]})
+    server.add_tool("subtract", subtract, "Subtract y from x.", XY, notify=True)  # step 6
     client._pump_notifications()
     init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "tiny-client", "version": "0.1.0"}}
-    assert wire[0] == ("→", request(1, "initialize", init))
-    assert wire[1] == ("←", response(1, {"protocolVersion": "2025-06-18", "capabilities": CAPABILITIES,
-                                         "serverInfo": SERVER_INFO}))
-    assert wire[2] == ("→", {"jsonrpc": "2.0", "method": "notifications/initialized"})
-    assert wire[3] == ("→", request(2, "tools/list"))
-    assert [tool["name"] for tool in wire[4][1]["result"]["tools"]] == ["add", "weather", "delete_db", "divide", "pick"]
-    assert wire[5] == ("→", request(3, "tools/call", {"name": "add", "arguments": {"x": 2, "y": 3}}))
-    assert wire[6] == ("←", response(3, {"content": [{"type": "text", "text": "5"}]}))
-    assert wire[7] == ("→", request(4, "tools/call", {"name": "delete_db", "arguments": {}}))
-    assert wire[8] == ("←", error_response(4, -32600, "tool 'delete_db' not permitted for this session"))
-    assert wire[9] == ("←", notification("notifications/tools/list_changed"))
-    assert wire[10] == ("→", request(5, "tools/list"))
+    assert wire == [
+        ("→", request(1, "initialize", init)),
+        ("←", response(1, {"protocolVersion": "2025-06-18",
+                           "capabilities": {"tools": {"listChanged": True}, "resources": {}, "prompts": {}},
+                           "serverInfo": SERVER_INFO})),
+        ("→", {"jsonrpc": "2.0", "method": "notifications/initialized"}),  # no id, and nothing comes back
+        ("→", request(2, "tools/list")),
+        ("←", response(2, {"tools": [server.tools[name]["spec"] for name in ("add", "weather", "delete_db", "divide")]})),
+        ("→", request(3, "tools/call", {"name": "add", "arguments": {"x": 2, "y": 3}})),
+        ("←", response(3, {"content": [{"type": "text", "text": "5"}]})),
+        ("→", request(4, "tools/call", {"name": "delete_db", "arguments": {}})),
+        ("←", error_response(4, -32600, "tool 'delete_db' not permitted for this session")),
+        ("←", notification("notifications/tools/list_changed")),  # drained from the outbox by the pump
+        ("→", request(5, "tools/list")),
+        ("←", response(5, {"tools": [server.tools[name]["spec"] for name in
+                                     ("add", "weather", "delete_db", "divide", "subtract")]})),
+    ]
     assert [tool["name"] for tool in client.tools_cache][-1] == "subtract"
-    assert len(wire) == 12
-
-
-def test_the_tool_list_of_step_3_has_derived_schemas():
-    # tools/list shows the schemas derived from type hints, with the docstrings' first lines.
-    tools = ready_server().handle(request(2, "tools/list"))["result"]["tools"]
-    assert tools[0] == {"name": "add", "description": "Add two integers.", "inputSchema": {
-        "type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x", "y"]}}
 
 
 # ---- the exchange table: a message in, the exact response out ----
 
-INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-NOT_INITIALIZED = (INVALID_REQUEST, "server not initialized")
-
-
-def error(id, code_and_message, data=None):
+def error(id, code: int, message: str, data=None) -> dict:
     """An expected error response."""
-    return error_response(id, *code_and_message, data)
+    return error_response(id, code, message, data)
 
 
-# (name, session state, message, expected response or None)
+# (name, session state, message, expected response or None); "CAPABILITIES" stands for the layer's own.
 EXCHANGES = [
-    # Message shapes (course 000): ids, jsonrpc, params.
+    # Message shapes (course 000, "Three message shapes"): ids, jsonrpc, params.
     ("ping before the handshake", "new", request(7, "ping"), response(7, {})),
     ("id 0 is a valid id", "ready", request(0, "ping"), response(0, {})),
     ("string ids are echoed", "ready", request("abc", "ping"), response("abc", {})),
     ("id null is a malformed request", "ready", {"jsonrpc": "2.0", "id": None, "method": "ping"},
-     error(None, (INVALID_REQUEST, "id must be a string or an integer"))),
+     error(None, INVALID_REQUEST, "id must be a string or an integer; a notification has no id key at all")),
     ("a boolean id is not an integer", "ready", {"jsonrpc": "2.0", "id": True, "method": "ping"},
-     error(None, (INVALID_REQUEST, "id must be a string or an integer"))),
+     error(None, INVALID_REQUEST, "id must be a string or an integer")),
     ("a float id is refused", "ready", {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
-     error(None, (INVALID_REQUEST, "id must be a string or an integer"))),
-    ("jsonrpc missing", "ready", {"id": 1, "method": "ping"}, error(1, (INVALID_REQUEST, 'jsonrpc must be "2.0"'))),
-    ("jsonrpc 1.0", "ready", {"jsonrpc": "1.0", "id": 1, "method": "ping"},
-     error(1, (INVALID_REQUEST, 'jsonrpc must be "2.0"'))),
+     error(None, INVALID_REQUEST, "id must be a string or an integer")),
+    ("jsonrpc missing", "ready", {"id": 1, "method": "ping"}, error(1, INVALID_REQUEST, 'jsonrpc must be "2.0"')),
+    ("jsonrpc 1.0", "ready", {"jsonrpc": "1.0", "id": 1, "method": "ping"}, error(1, INVALID_REQUEST, 'jsonrpc must be "2.0"')),
     ("params that are a list", "ready", {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": [1]},
-     error(1, (INVALID_REQUEST, "params must be an object"))),
+     error(1, INVALID_REQUEST, "params must be an object")),
     ("method that is not a string", "ready", {"jsonrpc": "2.0", "id": 1, "method": 5},
-     error(1, (INVALID_REQUEST, "method must be a string"))),
-    ("a batch (a list)", "ready", [request(1, "ping")], error(None, (INVALID_REQUEST, "a message must be a JSON object"))),
-    ("a number", "ready", 42, error(None, (INVALID_REQUEST, "a message must be a JSON object"))),
+     error(1, INVALID_REQUEST, "method must be a string")),
+    ("a batch (a list)", "ready", [request(1, "ping")], error(None, INVALID_REQUEST, "a message must be a JSON object")),
+    ("a number", "ready", 42, error(None, INVALID_REQUEST, "a message must be a JSON object")),
     ("a notification is never answered", "ready", notification("notifications/cancelled", {"requestId": 1}), None),
     ("not even a broken one", "ready", {"jsonrpc": "1.0", "method": "notifications/initialized"}, None),
     ("an unknown notification", "ready", notification("notifications/whatever"), None),
-    ("a response sent to the server", "ready", response(9, {}), None),
-    # The handshake gate.
-    ("tools/list before the handshake", "new", request(2, "tools/list"), error(2, NOT_INITIALIZED)),
+    ("a response sent to the server is not answered", "ready", response(9, {}), None),
+    # The handshake gate (course 000, "The stateful handshake and its invariant").
+    ("tools/list before the handshake", "new", request(2, "tools/list"), error(2, NOT_INITIALIZED, "server not initialized")),
     ("tools/list between initialize and initialized", "initializing", request(2, "tools/list"),
-     error(2, NOT_INITIALIZED)),
-    ("logging/setLevel is gated too", "initializing", request(2, "logging/setLevel", {"level": "info"}),
-     error(2, NOT_INITIALIZED)),
+     error(2, NOT_INITIALIZED, "server not initialized")),
+    ("tools/call before the handshake", "new", request(2, "tools/call", {"name": "add", "arguments": {"x": 1, "y": 2}}),
+     error(2, NOT_INITIALIZED, "server not initialized")),
     ("initialize echoes a supported version", "new", request(1, "initialize", INIT),
-     response(1, {"protocolVersion": "2025-06-18", "capabilities": CAPABILITIES, "serverInfo": SERVER_INFO})),
+     response(1, {"protocolVersion": "2025-06-18", "capabilities": "CAPABILITIES", "serverInfo": SERVER_INFO})),
     ("initialize counter-offers for an unknown version", "new",
      request(1, "initialize", {**INIT, "protocolVersion": "2024-11-05"}),
-     response(1, {"protocolVersion": "2025-11-25", "capabilities": CAPABILITIES, "serverInfo": SERVER_INFO})),
-    ("a second initialize", "ready", request(9, "initialize", INIT),
-     error(9, (INVALID_REQUEST, "session already initialized"))),
+     response(1, {"protocolVersion": "2025-11-25", "capabilities": "CAPABILITIES", "serverInfo": SERVER_INFO})),
+    ("a second initialize", "ready", request(9, "initialize", INIT), error(9, INVALID_REQUEST, "session already initialized")),
     ("initialize without a version", "new", request(1, "initialize", {}),
-     error(1, (INVALID_PARAMS, "params.protocolVersion must be string"))),
-    # Dispatch and the tool lattice (course 000).
-    ("an unknown method", "ready", request(3, "tools/destroy"), error(3, (METHOD_NOT_FOUND, "method not found: tools/destroy"))),
+     error(1, INVALID_PARAMS, "params.protocolVersion must be string")),
+    # Dispatch and the tool lattice (course 000, "Dispatch to primitives, and the _call_tool error lattice").
+    ("an unknown method", "ready", request(3, "tools/destroy"), error(3, METHOD_NOT_FOUND, "method not found: tools/destroy")),
     ("add", "ready", request(3, "tools/call", {"name": "add", "arguments": {"x": 2, "y": 3}}),
      response(3, {"content": [{"type": "text", "text": "5"}]})),
     ("unknown tool", "ready", request(3, "tools/call", {"name": "nope", "arguments": {}}),
-     error(3, (METHOD_NOT_FOUND, "unknown tool: nope"))),
+     error(3, UNKNOWN_TOOL, "unknown tool: nope")),
     ("tool not in the allow-list", "ready", request(3, "tools/call", {"name": "delete_db", "arguments": {}}),
-     error(3, (INVALID_REQUEST, "tool 'delete_db' not permitted for this session"))),
+     error(3, TOOL_NOT_ALLOWED, "tool 'delete_db' not permitted for this session")),
     ("missing argument", "ready", request(3, "tools/call", {"name": "add", "arguments": {"x": 2}}),
-     error(3, (INVALID_PARAMS, "missing required argument: y"))),
+     error(3, INVALID_PARAMS, "missing required argument: y")),
     ("argument of the wrong type", "ready", request(3, "tools/call", {"name": "add", "arguments": {"x": "2", "y": 3}}),
-     error(3, (INVALID_PARAMS, "argument 'x' must be integer"))),
+     error(3, INVALID_PARAMS, "argument 'x' must be integer")),
     ("a boolean is not an integer", "ready", request(3, "tools/call", {"name": "add", "arguments": {"x": True, "y": 3}}),
-     error(3, (INVALID_PARAMS, "argument 'x' must be integer"))),
+     error(3, INVALID_PARAMS, "argument 'x' must be integer")),
     ("an integer is a number", "ready", request(3, "tools/call", {"name": "divide", "arguments": {"x": 1, "y": 4}}),
      response(3, {"content": [{"type": "text", "text": "0.25"}]})),
-    ("an enum value outside the choices", "ready", request(3, "tools/call", {"name": "pick", "arguments": {"color": "green"}}),
-     error(3, (INVALID_PARAMS, "argument 'color' must be one of ['red', 'blue']"))),
     ("arguments that are not an object", "ready", request(3, "tools/call", {"name": "add", "arguments": [2, 3]}),
-     error(3, (INVALID_PARAMS, "params.arguments must be object"))),
+     error(3, INVALID_PARAMS, "params.arguments must be object")),
     ("a tool name that is not a string", "ready", request(3, "tools/call", {"name": ["add"]}),
-     error(3, (INVALID_PARAMS, "params.name must be string"))),
+     error(3, INVALID_PARAMS, "params.name must be string")),
     ("the tool raised: an isError result", "ready", request(3, "tools/call", {"name": "divide", "arguments": {"x": 1, "y": 0}}),
      response(3, {"content": [{"type": "text", "text": "ERROR: division by zero"}], "isError": True})),
-    # Resources and prompts.
-    ("a static resource", "ready", request(4, "resources/read", {"uri": "file:///readme.txt"}),
+    # Resources and prompts (course 000's six methods).
+    ("a resource", "ready", request(4, "resources/read", {"uri": "file:///readme.txt"}),
      response(4, {"contents": [{"uri": "file:///readme.txt", "mimeType": "text/plain", "text": "hello"}]})),
     ("a binary resource is a base64 blob", "ready", request(4, "resources/read", {"uri": "logo://png"}),
      response(4, {"contents": [{"uri": "logo://png", "mimeType": "image/png", "blob": "iVBORw=="}]})),
-    ("a templated resource", "ready", request(4, "resources/read", {"uri": "policy://refunds"}),
-     response(4, {"contents": [{"uri": "policy://refunds", "mimeType": "text/plain", "text": "30 days"}]})),
     ("an unknown URI", "ready", request(4, "resources/read", {"uri": "file:///nope"}),
-     error(4, (INVALID_PARAMS, "unknown resource: file:///nope"), {"uri": "file:///nope"})),
-    ("a template value its function does not know", "ready", request(4, "resources/read", {"uri": "policy://travel"}),
-     error(4, (INVALID_PARAMS, "unknown resource: policy://travel"), {"uri": "policy://travel"})),
-    ("resource templates", "ready", request(4, "resources/templates/list"),
-     response(4, {"resourceTemplates": [{"uriTemplate": "policy://{doc_id}", "name": "policy", "mimeType": "text/plain",
-                                         "description": "A policy."}]})),
+     error(4, INVALID_PARAMS, "unknown resource: file:///nope", {"uri": "file:///nope"})),
     ("a prompt", "ready", request(5, "prompts/get", {"name": "summarize_incident", "arguments": {"severity": "high"}}),
      response(5, {"description": "Summarize an incident.", "messages": [
          {"role": "user", "content": {"type": "text", "text": "Summarize this high-severity incident."}}]})),
     ("a missing prompt variable", "ready", request(5, "prompts/get", {"name": "summarize_incident", "arguments": {}}),
-     error(5, (INVALID_PARAMS, "missing prompt variable: severity"))),
-    ("an unknown prompt", "ready", request(5, "prompts/get", {"name": "nope"}), error(5, (INVALID_PARAMS, "unknown prompt: nope"))),
-    # The stateless era (course 004).
-    ("a stateless request skips the gate", "new", request(6, "tools/call", {"name": "add", "arguments": {"x": 1, "y": 1},
-                                                                           "_meta": META}),
-     response(6, {"content": [{"type": "text", "text": "2"}], "resultType": "complete", **STATELESS})),
-    ("an old version in _meta", "new", request(6, "tools/list", {"_meta": {**META, "io.modelcontextprotocol/protocolVersion": "2025-06-18"}}),
-     error(6, (UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version"),
-           {"supported": ["2026-07-28", "2025-11-25", "2025-06-18"], "requested": "2025-06-18"})),
-    ("_meta without clientCapabilities", "new",
-     request(6, "tools/list", {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
-     error(6, (INVALID_PARAMS, "_meta must carry io.modelcontextprotocol/clientCapabilities"))),
-    ("ping is gone in the stateless era", "ready", request(6, "ping", {"_meta": META}),
-     error(6, (METHOD_NOT_FOUND, "method not found: ping"))),
-    ("completion is served in the stateless era", "new",
-     request(6, "completion/complete", {"ref": {"type": "ref/prompt", "name": "summarize_incident"},
-                                         "argument": {"name": "severity", "value": ""}, "_meta": META}),
-     response(6, {"completion": {"values": [], "total": 0, "hasMore": False}, "resultType": "complete", **STATELESS})),
-    ("server/discover without _meta", "new", request(6, "server/discover"),
-     error(6, (INVALID_PARAMS, "_meta must carry io.modelcontextprotocol/protocolVersion"))),
-    ("server/discover whose _meta is not an object", "new", request(6, "server/discover", {"_meta": [1]}),
-     error(6, (INVALID_PARAMS, "params._meta must be object"))),
-    ("a log level that is not one", "new", request(6, "tools/list", {"_meta": {**META, "io.modelcontextprotocol/logLevel": "loud"}}),
-     error(6, (INVALID_PARAMS, "unknown log level 'loud'; one of ['debug', 'info', 'notice', 'warning', 'error', "
-                               "'critical', 'alert', 'emergency']"))),
+     error(5, INVALID_PARAMS, "missing prompt variable: severity")),
+    ("an unknown prompt", "ready", request(5, "prompts/get", {"name": "nope"}), error(5, INVALID_PARAMS, "unknown prompt: nope")),
 ]
 
 
-@pytest.mark.parametrize("name, state, message, expected", EXCHANGES, ids=[row[0] for row in EXCHANGES])
-def test_exchange(name, state, message, expected):
-    # One message against a session in the given state: the response is exactly the one in the table.
-    server = course_server()
+def session(layer, state: str) -> MCPServer:
+    """A course server of layer whose session is "new", "initializing" (initialize answered) or "ready"."""
+    server = course_server(layer)
     if state in ("initializing", "ready"):
         server.handle(request(1, "initialize", INIT))
     if state == "ready":
         server.handle(notification("notifications/initialized"))
-    assert server.handle(message) == expected
+    return server
+
+
+@pytest.mark.parametrize("name, state, message, expected", EXCHANGES, ids=[row[0] for row in EXCHANGES])
+def test_exchange(name, state, message, expected):
+    # One message against a session of the lab in the given state: the response is exactly the one in the table.
+    expected = json.loads(json.dumps(expected).replace('"CAPABILITIES"', json.dumps(MCPServer.CAPABILITIES)))
+    assert session(mcp_min, state).handle(message) == expected
+
+
+@pytest.mark.parametrize("name, state, message, expected", EXCHANGES, ids=[row[0] for row in EXCHANGES])
+def test_course_000_exchange_on_the_full_layer(name, state, message, expected):
+    # The same message, the same answer from mcp_full's server: only the capabilities it declares differ.
+    full = layers()[1]
+    expected = json.loads(json.dumps(expected).replace('"CAPABILITIES"', json.dumps(full.MCPServer.CAPABILITIES)))
+    assert session(full, state).handle(message) == expected
+
+
+def test_the_course_still_pins_minus_32601_for_an_unknown_tool():
+    # Course 000 says an unknown tool is -32601; the spec says -32602 (README): the lab keeps the course's choice.
+    assert (UNKNOWN_TOOL, TOOL_NOT_ALLOWED, NOT_INITIALIZED) == (-32601, -32600, -32600)
 
 
 # ---- messages ----
@@ -282,19 +232,6 @@ def test_request_and_error_response_shapes():
                                                               "error": {"code": -32602, "message": "bad", "data": {"uri": "x"}}}
 
 
-def test_parse_refuses_what_is_not_json():
-    # parse() is the transport edge: every kind of non-JSON raises PARSE_ERROR.
-    for data in (b"{", b"\xff\xfe", b"[" * 1000 + b"]" * 1000, b'{"x": NaN}', "{'single': 1}"):
-        with pytest.raises(RPCError) as caught:
-            mcp_min.parse(data)
-        assert caught.value.code == PARSE_ERROR
-
-
-def test_parse_counts_brackets_inside_strings_as_text():
-    # A string full of brackets is not nesting.
-    assert mcp_min.parse(json.dumps({"text": "[" * 500})) == {"text": "[" * 500}
-
-
 # ---- the server's behaviour ----
 
 def test_the_not_allowed_tool_never_runs():
@@ -302,26 +239,22 @@ def test_the_not_allowed_tool_never_runs():
     calls = []
     server = ready_server(calls=calls)
     assert server.handle(request(3, "tools/call", {"name": "delete_db", "arguments": {}}))["error"]["code"] == -32600
-    assert server.handle(request(4, "tools/call", {"name": "delete_db", "arguments": {}, "_meta": META}))["error"]["code"] == -32600
     assert calls == []
 
 
-def test_a_raising_tool_leaves_the_session_usable():
-    # The tool's exception is a result, and the next call works.
+def test_a_raising_tool_leaves_the_session_usable(capsys):
+    # The tool's exception is a result, its author reads where on stderr, and the next call works.
     server = ready_server()
     assert server.handle(request(3, "tools/call", {"name": "divide", "arguments": {"x": 1, "y": 0}}))["result"]["isError"]
     assert server.handle(request(4, "tools/call", {"name": "add", "arguments": {"x": 1, "y": 2}}))["result"] == {
         "content": [{"type": "text", "text": "3"}]}
+    assert capsys.readouterr().err.endswith("ZeroDivisionError: division by zero\n")
 
 
 def test_a_tool_that_calls_sys_exit_gets_an_is_error_result_and_the_server_lives():
     # SystemExit is not an Exception: caught all the same, since a tool must never end the server.
     server = ready_server()
-
-    def leave() -> str:
-        """Exit the process (a student's mistake)."""
-        sys.exit(3)
-    server.add_tool("leave", leave)
+    server.add_tool("leave", lambda: sys.exit(3), "Exit the process (a student's mistake).")
     server.allowed_tools.add("leave")
     assert server.handle(request(3, "tools/call", {"name": "leave"}))["result"] == {
         "content": [{"type": "text", "text": "ERROR: 3"}], "isError": True}
@@ -332,64 +265,67 @@ def test_an_exception_without_a_message_still_names_what_it_was():
     # ValueError() says nothing: the isError text names its type rather than being empty.
     server = ready_server()
 
-    def shrug() -> str:
-        """Fail without a word."""
+    def shrug():
         raise ValueError()
-    server.add_tool("shrug", shrug)
+    server.add_tool("shrug", shrug, "Fail without a word.")
     server.allowed_tools.add("shrug")
     assert server.handle(request(3, "tools/call", {"name": "shrug"}))["result"]["content"] == [
         {"type": "text", "text": "ERROR: ValueError"}]
 
 
-def test_progress_that_goes_backwards_is_the_tools_error():
-    # notifications/progress must increase (spec 2025-11-25, basic/utilities/progress): 2 after 3 is refused.
+def test_a_tool_may_answer_with_a_protocol_error_of_its_choosing():
+    # An RPCError a tool raises is deliberate (tier 1): an error response with its code, not an isError result.
     server = ready_server()
 
-    def regress(ctx: Context) -> str:
-        """Report progress 3, then 2."""
-        ctx.progress(3)
-        ctx.progress(2)
-        return "done"
-    server.add_tool("regress", regress)
-    server.allowed_tools.add("regress")
-    reply = server.handle(request(3, "tools/call", {"name": "regress", "_meta": {"progressToken": "t"}}))
-    assert reply["result"] == {"content": [{"type": "text", "text": "ERROR: progress must increase: 2 after 3"}],
-                               "isError": True}
-    assert server.drain_outbox() == [notification("notifications/progress", {"progressToken": "t", "progress": 3})]
+    def positive(x):
+        if x < 0:
+            raise RPCError(INVALID_PARAMS, "x must not be negative")
+        return x
+    server.add_tool("positive", positive, "Echo x, if x >= 0.", {"type": "object", "properties": {"x": {"type": "integer"}}})
+    server.allowed_tools.add("positive")
+    assert server.handle(request(3, "tools/call", {"name": "positive", "arguments": {"x": -1}})) == error(
+        3, INVALID_PARAMS, "x must not be negative")
 
 
 def test_a_bug_in_a_method_handler_becomes_internal_error_without_traceback():
     # Not a tool: a handler itself raising becomes -32603, and the session goes on.
     server = ready_server()
-    server._handlers["tools/list"] = lambda params, ctx: {}["missing"]
+    server._list_tools = lambda params: {}["missing"]  # this session's handler, broken
     reply = server.handle(request(3, "tools/list"))
     assert reply == error_response(3, INTERNAL_ERROR, "internal error: KeyError('missing')")
     assert "Traceback" not in json.dumps(reply)
     assert server.handle(request(4, "ping")) == response(4, {})
 
 
-def test_a_handler_that_returns_nothing_is_answered_internal_error_naming_its_method():
-    # A handler that forgot its return: -32603 says so, rather than leaving the client waiting for nothing.
+@pytest.mark.parametrize("returned, said", [(None, "nothing (None)"), ("tools", "a str"), ([], "a list")])
+def test_a_handler_that_returns_no_result_is_answered_internal_error_naming_its_method(returned, said):
+    # A handler that forgot its return (or returned the wrong thing): -32603 says so, rather than a silent wait.
     server = ready_server()
-    server._handlers["tools/list"] = lambda params, ctx: None
+    server._list_tools = lambda params: returned
     assert server.handle(request(3, "tools/list")) == error_response(
-        3, INTERNAL_ERROR, "internal error: TypeError('the handler of tools/list returned nothing (None): "
-                           "it must return its result')")
+        3, INTERNAL_ERROR, f"internal error: TypeError('the handler of tools/list returned {said}: "
+                           "it must return its result, a dict')")
     assert server.handle(request(4, "ping")) == response(4, {})
+
+
+def test_a_resource_or_prompt_that_raises_is_internal_error_and_reported_on_stderr(capsys):
+    # Not a tool, so no isError result: -32603, and its author reads where on stderr, as a tool's does.
+    server = ready_server()
+    server.add_resource("data://broken", lambda: {}["missing"])
+    assert server.handle(request(4, "resources/read", {"uri": "data://broken"})) == error_response(
+        4, INTERNAL_ERROR, "internal error: KeyError('missing')")
+    assert capsys.readouterr().err.startswith("mcp_min: the resource data://broken failed:\n")
 
 
 def test_a_notification_whose_handling_breaks_still_gets_no_reply():
     # Even an exception while a notification is handled is never answered, and the session goes on.
     server = ready_server()
-    broken = []
 
-    def cancel_badly(request_id):
-        broken.append(request_id)
-        raise RuntimeError("a bug in the cancellation path")
-    server._cancel = cancel_badly
-    assert server.handle(notification("notifications/cancelled", {"requestId": 7})) is None
-    assert broken == [7]  # the breaking code did run
-    assert server.handle(request(8, "ping")) == response(8, {})
+    def broken(method, params):
+        raise RuntimeError("a bug in the notification path")
+    server._notice = broken
+    assert server.handle(notification("notifications/initialized")) is None
+    assert server.handle(request(5, "ping")) == response(5, {})
 
 
 def test_initialized_flips_the_gate_only_after_initialize():
@@ -403,56 +339,58 @@ def test_initialized_flips_the_gate_only_after_initialize():
     assert server._initialized is True
 
 
+def test_version_negotiation_rules():
+    # Echo a supported version; else the newest not newer than asked; else the newest.
+    assert [mcp_min.negotiate_version(v) for v in ("2025-06-18", "2025-11-25", "2025-08-01", "2025-03-26",
+                                                    "2026-07-28", "9999")] == [
+        "2025-06-18", "2025-11-25", "2025-06-18", "2025-11-25", "2025-11-25", "2025-11-25"]
+
+
 def test_the_outbox_is_empty_before_initialization():
-    # Registering with notify=True before the session is live queues nothing.
+    # Registering with notify=True before the session is live queues nothing: the client has no cache yet.
     server = course_server()
     server.add_tool("subtract", subtract, notify=True)
     assert server._outbox == []
 
 
 def test_registering_after_initialization_queues_a_bare_list_changed():
-    # Tools, resources and prompts each queue their own invalidation, with no payload.
+    # A bare invalidation, no payload; without notify=True, nothing.
     server = ready_server()
-    server.add_tool("t", lambda: 1, notify=True)
-    server.add_resource("a://b", "x", notify=True)
-    server.add_prompt("p", lambda: "x", notify=True)
     server.add_tool("quiet", lambda: 1)
-    assert server._outbox == [notification("notifications/tools/list_changed"),
-                              notification("notifications/resources/list_changed"),
-                              notification("notifications/prompts/list_changed")]
+    server.add_tool("t", lambda: 1, notify=True)
+    assert server._outbox == [notification("notifications/tools/list_changed")]
 
 
-def test_schema_is_derived_from_the_signature():
-    # Type hints, defaults, Optional, list[X] and Literal become JSON Schema; a Context parameter is left out.
-    def tool(name: str, count: int, ratio: float = 0.5, flag: bool = False, tags: list[str] | None = None,
-             extra: dict | None = None, mode: Literal["a", "b"] = "a", ctx: Context = None):
-        """Do things."""
-    schema, context, choices = mcp_min.signature_schema(tool)
-    assert schema == {"type": "object", "required": ["name", "count"], "properties": {
-        "name": {"type": "string"}, "count": {"type": "integer"}, "ratio": {"type": "number", "default": 0.5},
-        "flag": {"type": "boolean", "default": False},
-        "tags": {"type": ["array", "null"], "items": {"type": "string"}},
-        "extra": {"type": ["object", "null"]}, "mode": {"type": "string", "enum": ["a", "b"], "default": "a"}}}
-    assert context == "ctx" and choices == {"mode": ["a", "b"]}
+def test_a_list_change_the_capabilities_do_not_promise_is_refused():
+    # The lab declares tools.listChanged only (course 000): notify=True for a resource or prompt names the fix.
+    server = ready_server()
+    with pytest.raises(ValueError, match="promise no resources list changes: add it with notify=False"):
+        server.add_resource("a://b", "x", notify=True)
+    with pytest.raises(ValueError, match="promise no prompts list changes"):
+        server.add_prompt("p", lambda: "x", notify=True)
+    assert server._outbox == [] and "a://b" not in server.resources
 
 
-def test_a_dict_return_is_also_structured_content():
-    # A dict goes out as JSON text and as structuredContent.
-    assert mcp_min.tool_result({"a": 1}) == {"content": [{"type": "text", "text": '{"a": 1}'}], "structuredContent": {"a": 1}}
+def test_a_second_tool_of_the_same_name_is_refused_unless_replace():
+    # Silently replacing the first would hide a mistake; replace=True says it is meant.
+    server = course_server()
+    with pytest.raises(ValueError, match="a tool named 'add' is offered already; pass replace=True"):
+        server.add_tool("add", lambda x, y: 0, "", XY)
+    server.add_tool("add", lambda x, y: 0, "", XY, replace=True)
+    assert server.tools["add"]["spec"]["description"] == ""
 
 
-def test_content_blocks_are_sent_as_they_are():
-    # A tool returns pictures, sound and files by returning content blocks.
-    image = {"type": "image", "data": "iVBORw==", "mimeType": "image/png"}
-    link = {"type": "resource_link", "uri": "file:///a.txt", "name": "a"}
-    assert mcp_min.tool_result([image, link]) == {"content": [image, link]}
-    assert mcp_min.tool_result(image) == {"content": [image]}
+def test_a_tool_name_the_spec_does_not_allow_is_refused():
+    # 1 to 128 letters, digits, "_", "-" or "." (spec 2025-11-25, server/tools).
+    for name in ("my tool", "a/b", "", "x" * 129):
+        with pytest.raises(ValueError, match="is not a tool name"):
+            MCPServer("x").add_tool(name, lambda: 1)
 
 
 def test_a_result_json_cannot_carry_is_an_is_error_result():
-    # A non-serialisable return value is the tool's failure, not a broken wire.
+    # A value json.dumps cannot write is the tool's failure, not a broken wire.
     server = ready_server()
-    server.add_tool("odd", lambda: {"when": object()}, input_schema={"type": "object"})
+    server.add_tool("odd", lambda: {"when": object()})
     server.allowed_tools.add("odd")
     result = server.handle(request(3, "tools/call", {"name": "odd"}))["result"]
     assert result["isError"] is True and result["content"][0]["text"].startswith("ERROR: Object of type object")
@@ -462,362 +400,15 @@ def test_a_prompt_may_return_several_messages():
     # Strings become user turns; message dicts (assistant turns, other blocks) pass as they are.
     server = ready_server()
     reply_turn = {"role": "assistant", "content": {"type": "text", "text": "Sure."}}
-    server.add_prompt("chat", lambda topic: [f"Explain {topic}.", reply_turn])
+    server.add_prompt("chat", lambda topic: [f"Explain {topic}.", reply_turn], "", [{"name": "topic", "required": True}])
     result = server.handle(request(5, "prompts/get", {"name": "chat", "arguments": {"topic": "MCP"}}))["result"]
     assert result["messages"] == [{"role": "user", "content": {"type": "text", "text": "Explain MCP."}}, reply_turn]
 
 
-def test_version_negotiation_rules():
-    # Echo a supported version; else the newest not newer than asked; else the newest.
-    assert [mcp_min.negotiate_version(v) for v in ("2025-06-18", "2025-11-25", "2025-08-01", "2025-03-26",
-                                                    "2026-07-28", "9999")] == [
-        "2025-06-18", "2025-11-25", "2025-06-18", "2025-11-25", "2025-11-25", "2025-11-25"]
-
-
-def test_server_discover_answers_without_a_handshake():
-    # server/discover is never gated and carries the stateless era's fields.
-    server = course_server()
-    result = server.handle(request(1, "server/discover", {"_meta": META}))["result"]
-    assert result == {"supportedVersions": ["2026-07-28", "2025-11-25", "2025-06-18"],
-                      "capabilities": {"tools": {"listChanged": True}, "resources": {"listChanged": True, "subscribe": True},
-                                       "prompts": {"listChanged": True}, "logging": {}, "completions": {}},
-                      "resultType": "complete",
-                      "ttlMs": 60000, "cacheScope": "private", **STATELESS}
-
-
-def test_stateless_list_results_carry_cache_hints():
-    # The list results and resources/read carry ttlMs and cacheScope; tools/call does not.
-    server = course_server()
-    for method, params in (("tools/list", {}), ("resources/list", {}), ("resources/templates/list", {}),
-                           ("prompts/list", {}), ("resources/read", {"uri": "file:///readme.txt"})):
-        result = server.handle(request(1, method, {**params, "_meta": META}))["result"]
-        assert (result["ttlMs"], result["cacheScope"], result["resultType"]) == (60000, "private", "complete")
-
-
-# ---- input_required (the stateless era's multi round-trip requests) ----
-
-def confirming_server() -> MCPServer:
-    """A server whose delete_db asks the user to confirm."""
-    server = MCPServer("course-lab", state_key=b"test")
-
-    @server.tool()
-    def delete_db(ctx: Context) -> str:
-        """Delete the database."""
-        answer = ctx.elicit("confirm", "Sure?", {"type": "object"})
-        return "deleted" if answer.get("action") == "accept" else "kept"
-    return server
-
-
-ELICIT_META = {**META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
-
-
-def test_input_required_round_trip_with_a_signed_state():
-    # The first call asks; the retry with the state and the answer completes.
-    server = confirming_server()
-    first = server.handle(request(1, "tools/call", {"name": "delete_db", "_meta": ELICIT_META}))["result"]
-    assert first["resultType"] == "input_required"
-    assert first["inputRequests"] == {"confirm": {"method": "elicitation/create", "params": {
-        "message": "Sure?", "requestedSchema": {"type": "object"}}}}
-    retry = {"name": "delete_db", "_meta": ELICIT_META, "requestState": first["requestState"],
-             "inputResponses": {"confirm": {"action": "accept"}}}
-    assert server.handle(request(2, "tools/call", retry))["result"]["content"] == [{"type": "text", "text": "deleted"}]
-
-
-def test_a_tampered_or_replayed_request_state_is_refused():
-    # requestState is attacker-controlled: a changed byte or a second use is -32602.
-    server = confirming_server()
-    state = server.handle(request(1, "tools/call", {"name": "delete_db", "_meta": ELICIT_META}))["result"]["requestState"]
-    answers = {"confirm": {"action": "accept"}}
-    tampered = {"name": "delete_db", "_meta": ELICIT_META, "requestState": "x" + state, "inputResponses": answers}
-    assert server.handle(request(2, "tools/call", tampered))["error"] == {
-        "code": INVALID_PARAMS, "message": "requestState is not one this server signed"}
-    good = {**tampered, "requestState": state}
-    assert server.handle(request(3, "tools/call", good))["result"]["content"][0]["text"] == "deleted"
-    assert server.handle(request(4, "tools/call", good))["error"]["code"] == INVALID_PARAMS
-
-
-def test_input_responses_without_a_state_are_used():
-    # Without a requestState, this round's answers are the client's input like its arguments (2026-07-28).
-    server = confirming_server()
-    direct = {"name": "delete_db", "_meta": ELICIT_META, "inputResponses": {"confirm": {"action": "accept"}}}
-    assert server.handle(request(1, "tools/call", direct))["result"]["content"] == [{"type": "text", "text": "deleted"}]
-
-
-def test_a_handshake_client_without_the_capability_is_refused_with_32021():
-    # The server may not ask what the client did not declare: -32021 names the missing capability.
-    server = confirming_server()
-    server.handle(request(1, "initialize", INIT))
-    server.handle(notification("notifications/initialized"))
-    assert server.handle(request(2, "tools/call", {"name": "delete_db"}))["error"] == {
-        "code": MISSING_CLIENT_CAPABILITY, "message": "the client did not declare elicitation",
-        "data": {"requiredCapabilities": {"elicitation": {}}}}
-
-
-def asking_server(calls: list) -> MCPServer:
-    """Tools, a prompt and a resource that ask their client: in rounds, several at once, every kind."""
-    server = MCPServer("asking", state_key=b"test")
-    form = {"type": "object", "properties": {"value": {"type": "string"}}}
-
-    @server.tool()
-    def two_rounds(ctx: Context) -> str:
-        """Ask a, then b."""
-        calls.append("ran")
-        a = ctx.elicit("a", "First?", form)["content"]["value"]
-        b = ctx.elicit("b", "Second?", form)["content"]["value"]
-        return a + b
-
-    @server.tool()
-    def all_at_once(ctx: Context) -> str:
-        """Ask three questions in one round."""
-        answers = ctx.ask({"name": {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": form}},
-                           "poem": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}},
-                           "roots": {"method": "roots/list", "params": {}}})
-        return f"{answers['name']['content']['value']}|{answers['poem']['content']['text']}|{len(answers['roots']['roots'])}"
-
-    @server.tool()
-    def haiku(topic: str, ctx: Context) -> str:
-        """Borrow the client's model."""
-        return ctx.sample("haiku", f"A haiku about {topic}", max_tokens=40)["content"]["text"]
-
-    @server.tool()
-    def folders(ctx: Context) -> list:
-        """The client's roots."""
-        return [root["uri"] for root in ctx.roots()]
-
-    @server.tool(requires=("sampling",))
-    def needs_sampling() -> str:
-        """Cannot run without sampling."""
-        calls.append("needs_sampling ran")
-        return "ran"
-
-    @server.prompt()
-    def greeting(ctx: Context) -> str:
-        """Greet the user by name."""
-        return "Hello, " + ctx.elicit("who", "Your name?", form)["content"]["value"]
-
-    @server.resource("secret://vault")
-    def vault(ctx: Context) -> str:
-        """A resource behind a password."""
-        answer = ctx.elicit("password", "Password?", form)
-        return "gold" if answer["content"]["value"] == "open sesame" else "nothing"
-
-    return server
-
-
-ASK_META = {**META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}, "roots": {}}}
-
-
-def accepted(value: str) -> dict:
-    """An elicitation result that accepts with one value."""
-    return {"action": "accept", "content": {"value": value}}
-
-
-def test_a_two_round_tool_finishes_when_each_retry_carries_only_its_round():
-    # Round 1 asks a; the retry answers a only and is asked b; the retry answers b only: a's answer rode in the state.
-    calls = []
-    server = asking_server(calls)
-    first = server.handle(request(1, "tools/call", {"name": "two_rounds", "_meta": ASK_META}))["result"]
-    assert list(first["inputRequests"]) == ["a"]
-    second = server.handle(request(2, "tools/call", {"name": "two_rounds", "_meta": ASK_META, "requestState": first["requestState"],
-                                                     "inputResponses": {"a": accepted("x")}}))["result"]
-    assert (second["resultType"], list(second["inputRequests"])) == ("input_required", ["b"])
-    third = server.handle(request(3, "tools/call", {"name": "two_rounds", "_meta": ASK_META, "requestState": second["requestState"],
-                                                    "inputResponses": {"b": accepted("y")}}))["result"]
-    assert third["content"] == [{"type": "text", "text": "xy"}] and calls == ["ran", "ran", "ran"]
-
-
-def test_several_questions_travel_in_one_round_and_the_client_answers_them_together():
-    # ctx.ask puts elicitation, sampling and roots questions at once; MCPClient answers all in one retry.
-    wire = []
-    client = MCPClient(InMemoryTransport(asking_server([]), trace=lambda d, m: wire.append(m)),
-                       on_elicit=lambda q: accepted("Ada"),
-                       on_sample=lambda q: {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"},
-                       on_roots=lambda q: {"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]})
-    client.connect()
-    assert client.call_tool("all_at_once")["content"] == [{"type": "text", "text": "Ada|hi|2"}]
-    calls = [m for m in wire if m.get("method") == "tools/call"]
-    assert [sorted(m["params"].get("inputResponses", {})) for m in calls] == [[], ["name", "poem", "roots"]]
-
-
-def test_sampling_and_roots_questions_reach_their_callbacks():
-    # ctx.sample asks sampling/createMessage, ctx.roots asks roots/list; each callback gets the question whole.
-    asked = []
-    client = MCPClient(InMemoryTransport(asking_server([])),
-                       on_sample=lambda q: asked.append(q) or {"role": "assistant", "model": "m",
-                                                                "content": {"type": "text", "text": "Old pond"}},
-                       on_roots=lambda q: asked.append(q) or {"roots": [{"uri": "file:///work", "name": "work"}]})
-    client.connect()
-    assert client.call_tool("haiku", {"topic": "frogs"})["content"] == [{"type": "text", "text": "Old pond"}]
-    assert client.call_tool("folders")["content"] == [{"type": "text", "text": '["file:///work"]'}]
-    assert asked[0] == {"method": "sampling/createMessage", "params": {
-        "messages": [{"role": "user", "content": {"type": "text", "text": "A haiku about frogs"}}], "maxTokens": 40}}
-    assert asked[1] == {"method": "roots/list", "params": {}}
-
-
-def test_a_prompt_and_a_resource_can_ask_too():
-    # prompts/get and resources/read answer input_required like tools/call (2026-07-28 allows these three).
-    client = MCPClient(InMemoryTransport(asking_server([])), on_elicit=lambda q: accepted("open sesame"))
-    client.connect()
-    assert client.get_prompt("greeting")["messages"][0]["content"]["text"] == "Hello, open sesame"
-    assert client.read_resource("secret://vault")["contents"][0]["text"] == "gold"
-
-
-def test_asking_a_client_that_lacks_the_capability_is_32021_with_its_data():
-    # The stateless era refuses too, naming the capability in data.requiredCapabilities; nothing is asked.
-    server = asking_server([])
-    for name, capability in (("haiku", "sampling"), ("folders", "roots"), ("two_rounds", "elicitation")):
-        reply = server.handle(request(1, "tools/call", {"name": name, "arguments": {"topic": "t"} if name == "haiku" else {},
-                                                         "_meta": META}))
-        assert reply["error"] == {"code": MISSING_CLIENT_CAPABILITY, "message": f"the client did not declare {capability}",
-                                  "data": {"requiredCapabilities": {capability: {}}}}
-
-
-def test_a_tool_that_requires_a_capability_up_front_never_runs_without_it():
-    # requires=("sampling",) is checked before the tool runs.
-    calls = []
-    server = asking_server(calls)
-    reply = server.handle(request(1, "tools/call", {"name": "needs_sampling", "_meta": META}))
-    assert reply["error"]["code"] == MISSING_CLIENT_CAPABILITY and calls == []
-    assert server.handle(request(2, "tools/call", {"name": "needs_sampling", "_meta": ASK_META}))["result"]["content"] == [
-        {"type": "text", "text": "ran"}]
-
-
-def first_state(server: MCPServer, arguments=None, name: str = "two_rounds") -> str:
-    """The requestState of a first round."""
-    params = {"name": name, "arguments": arguments or {}, "_meta": ASK_META}
-    return server.handle(request(1, "tools/call", params))["result"]["requestState"]
-
-
-def retry(server: MCPServer, state, name: str = "two_rounds", arguments=None) -> dict:
-    """A retry carrying state and an answer to a."""
-    params = {"name": name, "arguments": arguments or {}, "_meta": ASK_META, "requestState": state,
-              "inputResponses": {"a": accepted("x"), "name": accepted("x")}}
-    return server.handle(request(2, "tools/call", params))
-
-
-@pytest.mark.parametrize("change, message", [
-    (lambda state: "x" + state, "requestState is not one this server signed"),
-    (lambda state: state[:-1] + "é", "requestState is not one this server signed"),
-    (lambda state: 42, "requestState is not one this server signed"),
-    (lambda state: "", "requestState is not one this server signed"),
-])
-def test_a_forged_request_state_is_refused(change, message):
-    # requestState is attacker-controlled: any change to it is -32602 (a non-ASCII signature too).
-    server = asking_server([])
-    assert retry(server, change(first_state(server)))["error"] == {"code": INVALID_PARAMS, "message": message}
-
-
-def test_a_request_state_is_spent_once():
-    # The genuine state works once; the same state again is refused.
-    server = asking_server([])
-    state = first_state(server)
-    assert retry(server, state)["result"]["resultType"] == "input_required"
-    assert retry(server, state)["error"] == {"code": INVALID_PARAMS, "message": "requestState was used already"}
-
-
-def test_a_request_state_is_bound_to_its_method_tool_and_arguments():
-    # A state minted for one call is refused on another tool, other arguments or another method.
-    server = asking_server([])
-    state = first_state(server, {"topic": "frogs"}, name="haiku")
-    assert retry(server, state, name="two_rounds")["error"]["message"] == "requestState belongs to another request"
-    assert retry(server, state, name="haiku", arguments={"topic": "toads"})["error"]["message"] == (
-        "requestState belongs to another request")
-    reply = server.handle(request(3, "prompts/get", {"name": "greeting", "_meta": ASK_META, "requestState": state}))
-    assert reply["error"]["message"] == "requestState belongs to another request"
-
-
-def test_an_expired_request_state_is_refused(monkeypatch):
-    # The expiry is inside the signed payload: a state minted with no time to live is refused.
-    server = asking_server([])
-    monkeypatch.setattr(mcp_min, "STATE_TTL_S", -1)
-    assert retry(server, first_state(server))["error"] == {"code": INVALID_PARAMS, "message": "requestState has expired"}
-
-
-def test_two_servers_mint_different_states_for_the_same_call():
-    # A random nonce: a fresh server with the same key never mints a state the first one already minted.
-    assert first_state(asking_server([])) != first_state(asking_server([]))
-
-
-def test_input_responses_that_are_not_objects_are_invalid_params():
-    # inputResponses is an object of result objects.
-    server = asking_server([])
-    for responses, message in (([1], "params.inputResponses must be object"), ({"a": 1}, "inputResponses.a must be an object")):
-        reply = server.handle(request(1, "tools/call", {"name": "two_rounds", "_meta": ASK_META, "inputResponses": responses}))
-        assert reply["error"] == {"code": INVALID_PARAMS, "message": message}
-
-
-def test_a_missing_answer_is_asked_again_not_an_error():
-    # A retry that leaves a question unanswered gets a new input_required for it (2026-07-28 SHOULD).
-    server = asking_server([])
-    state = first_state(server)
-    again = server.handle(request(2, "tools/call", {"name": "two_rounds", "_meta": ASK_META, "requestState": state}))
-    assert list(again["result"]["inputRequests"]) == ["a"]
-
-
-# ---- pages: every */list, in both eras ----
-
-def paged_server() -> MCPServer:
-    """Five tools, five prompts, five resources and five templates, two to a page."""
-    server = MCPServer("paged", page_size=2)
-    for i in range(5):
-        server.add_tool(f"t{i}", lambda: i)
-        server.add_prompt(f"p{i}", lambda: "x")
-        server.add_resource(f"r://{i}", "x")
-        server.add_resource(f"r://{i}/{{name}}", lambda name: name)
-    return server
-
-
-@pytest.mark.parametrize("method, key", [("tools/list", "tools"), ("prompts/list", "prompts"),
-                                         ("resources/list", "resources"), ("resources/templates/list", "resourceTemplates")])
-def test_every_list_serves_pages_with_next_cursor(method, key):
-    # Two a page: a cursor leads on, the last page has no nextCursor, and a cursor from elsewhere is -32602.
-    server = paged_server()
-    server.handle(request(0, "initialize", INIT))
-    server.handle(notification("notifications/initialized"))
-    pages, cursor = [], None
-    while True:
-        result = server.handle(request(1, method, {"cursor": cursor} if cursor else None))["result"]
-        pages.append(len(result[key]))
-        cursor = result.get("nextCursor")
-        if cursor is None:
-            break
-    assert pages == [2, 2, 1]
-    assert server.handle(request(2, method, {"cursor": "bogus"}))["error"] == {
-        "code": INVALID_PARAMS, "message": "unknown cursor: 'bogus'"}
-    other = mcp_min.page_cursor("elsewhere", 2)
-    assert server.handle(request(3, method, {"cursor": other}))["error"]["code"] == INVALID_PARAMS
-
-
-def test_the_client_follows_next_cursor_to_the_end():
-    # list_tools and friends return every item, page after page, in both eras.
-    for era in ("handshake", "stateless"):
-        client = MCPClient(InMemoryTransport(paged_server()))
-        client.connect(mode="handshake" if era == "handshake" else "auto")
-        assert [tool["name"] for tool in client.list_tools()] == ["t0", "t1", "t2", "t3", "t4"]
-        assert len(client.list_prompts()) == len(client.list_resources()) == len(client.list_resource_templates()) == 5
-
-
-def test_a_server_that_repeats_a_cursor_does_not_trap_the_client():
-    # A broken server whose nextCursor never changes: the client stops with an error.
-    server = paged_server()
-    server._handlers["tools/list"] = lambda params, ctx: {"tools": [], "nextCursor": "again"}
-    client = MCPClient(InMemoryTransport(server))
-    client.initialize()
-    with pytest.raises(RPCError) as caught:
-        client.list_tools()
-    assert caught.value.message == "tools/list sent the cursor 'again' again, or too many pages"
-
-
-def test_a_header_name_must_be_a_token_on_a_plain_argument():
-    # x-mcp-header: a token (no spaces or colons), and only for a string, integer or boolean argument.
-    server = MCPServer("h")
-    server.add_tool("query", query, headers={"region": "Region"})
-    assert server.tools["query"]["spec"]["inputSchema"]["properties"]["region"] == {"type": "string", "x-mcp-header": "Region"}
-    with pytest.raises(ValueError):
-        server.add_tool("bad", query, headers={"region": "Re gion"})
-    with pytest.raises(ValueError):
-        server.add_tool("bad", lambda ratio: 1, headers={"ratio": "Ratio"},
-                        input_schema={"type": "object", "properties": {"ratio": {"type": "number"}}})
+def test_an_allow_list_is_a_collection_of_names_not_one_string():
+    # allowed_tools="add" would allow "a", "d"... : refused, with the fix.
+    with pytest.raises(TypeError, match=r"such as \{'add'\}, not one string"):
+        MCPServer("x", allowed_tools="add")
 
 
 # ---- the client ----
@@ -829,77 +420,48 @@ def test_client_ids_count_up_from_one_and_errors_raise():
     assert client.next_id == 2
     with pytest.raises(RPCError) as caught:
         client.call_tool("nope")
-    assert (caught.value.code, caught.value.message) == (METHOD_NOT_FOUND, "unknown tool: nope")
+    assert (caught.value.code, caught.value.message) == (UNKNOWN_TOOL, "unknown tool: nope")
 
 
-def test_client_list_methods_return_lists():
-    # list_* return lists of their items; read_resource and get_prompt return the result dict.
+def test_client_list_methods_fill_their_caches():
+    # list_* return lists of their items, kept as the caches; read_resource and get_prompt return the result.
     client = MCPClient(InMemoryTransport(course_server()))
     client.initialize()
     assert client.list_tools() is client.tools_cache
     assert [r["uri"] for r in client.list_resources()] == ["file:///readme.txt", "logo://png"]
-    assert [t["uriTemplate"] for t in client.list_resource_templates()] == ["policy://{doc_id}"]
     assert [p["name"] for p in client.list_prompts()] == ["summarize_incident"]
-    assert client.read_resource("policy://refunds")["contents"][0]["text"] == "30 days"
+    assert client.read_resource("file:///readme.txt")["contents"][0]["text"] == "hello"
     assert client.get_prompt("summarize_incident", {"severity": "low"})["messages"][0]["role"] == "user"
     assert client.ping() == {}
 
 
-def test_the_cache_holds_subtract_after_pumping_notifications():
-    # Course 000 step 6: the invalidation makes the client re-list.
-    client = MCPClient(InMemoryTransport(course_server()))
+def test_the_outbox_waits_until_the_client_pumps_then_the_cache_holds_subtract():
+    # Course 000 step 6: list_changed waits in _outbox; _pump_notifications drains it and the client re-lists.
+    server = course_server()
+    client = MCPClient(InMemoryTransport(server))
     client.initialize()
     client.list_tools()
-    client.transport.server.add_tool("subtract", subtract, notify=True)
-    assert "subtract" not in [t["name"] for t in client.tools_cache]
-    client._pump_notifications()
-    assert "subtract" in [t["name"] for t in client.tools_cache]
+    server.add_tool("subtract", subtract, "Subtract y from x.", XY, notify=True)
+    assert server._outbox == [notification("notifications/tools/list_changed")]
+    assert "subtract" not in [tool["name"] for tool in client.tools_cache]
+    assert client._pump_notifications() == [notification("notifications/tools/list_changed")]
+    assert server._outbox == [] and "subtract" in [tool["name"] for tool in client.tools_cache]
 
 
-def test_connect_goes_stateless_when_discover_lists_2026():
-    # auto mode: server/discover first, and no initialize follows.
-    wire = []
-    client = MCPClient(InMemoryTransport(course_server(), trace=lambda d, m: wire.append(m)))
-    client.connect()
-    assert client.era == "stateless" and [m.get("method") for m in wire if "method" in m] == ["server/discover"]
-    assert client.call_tool("add", {"x": 1, "y": 2})["content"] == [{"type": "text", "text": "3"}]
-
-
-def test_connect_falls_back_to_the_handshake_on_an_error():
-    # A server that knows no server/discover answers -32601; the client initializes at once.
-    server = course_server()
-    del server._handlers["server/discover"]
-    client = MCPClient(InMemoryTransport(server))
-    client.connect()
-    assert client.era == "handshake" and server._initialized
-
-
-def test_a_fresh_stateless_cache_is_not_fetched_again():
-    # ttlMs says how long tools_cache may be reused; refresh=True ignores it.
-    wire = []
-    client = MCPClient(InMemoryTransport(course_server(), trace=lambda d, m: wire.append(m)))
-    client.connect()
-    client.list_tools()
-    client.list_tools()
-    client.list_tools(refresh=True)
-    assert [m.get("method") for m in wire].count("tools/list") == 2
-
-
-def test_call_tool_answers_input_required_through_on_elicit():
-    # The client asks on_elicit, retries with a new id, and returns the final result.
-    asked = []
-    client = MCPClient(InMemoryTransport(confirming_server()),
-                       on_elicit=lambda question: asked.append(question) or {"action": "accept"})
-    client.connect()
-    assert client.call_tool("delete_db")["content"] == [{"type": "text", "text": "deleted"}]
-    assert asked[0]["method"] == "elicitation/create"
+def test_a_malformed_response_is_an_internal_error_naming_what_is_wrong():
+    # result XOR error (course 000): a response with neither is not taken for a result.
+    class Broken:
+        def send(self, message):
+            return {"jsonrpc": "2.0", "id": message["id"]}
+    with pytest.raises(RPCError, match="malformed response to ping: it needs exactly one of result and error"):
+        MCPClient(Broken()).ping()
 
 
 def test_in_memory_transport_passes_only_json():
     # The server never sees the caller's own dict: a mutation after sending changes nothing.
     seen = []
     server = ready_server()
-    server._handlers["ping"] = lambda params, ctx: seen.append(params) or {}
+    server._ping = lambda params: seen.append(params) or {}
     message = request(9, "ping", {"k": [1]})
     InMemoryTransport(server).send(message)
     message["params"]["k"].append(2)
@@ -908,57 +470,100 @@ def test_in_memory_transport_passes_only_json():
 
 # ---- the module's promises ----
 
-def test_mcp_min_and_the_demos_import_only_the_standard_library():
-    # One honest file on the standard library: no dependency to install (the board, board.py, neither).
-    for name in ("mcp_min.py", "server_demo.py", "client_demo.py", "board.py"):
-        tree = ast.parse((HERE / name).read_text(encoding="utf-8"))
-        imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-                    for alias in node.names}
-        imported |= {node.module.split(".")[0] for node in ast.walk(tree)
-                     if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
-        assert imported - set(sys.stdlib_module_names) <= {"mcp_min", "server_demo", "board"}, name
+def test_from_handle_to_the_tool_a_call_passes_five_frames_of_the_lab_at_most():
+    # What you read is what runs: handle, _dispatch, _call_tool, then the tool itself.
+    stacks = []
+    server = ready_server()
+    server.add_tool("look", lambda: stacks.append(traceback.extract_stack()) or "seen", "Look at the stack.")
+    server.allowed_tools.add("look")
+    server.handle(request(3, "tools/call", {"name": "look"}))
+    frames = [frame.name for frame in stacks[0] if frame.filename == mcp_min.__file__]
+    assert frames == ["handle", "_dispatch", "_call_tool"]
+
+
+def project_modules() -> list:
+    """Every Python file of the project that is not a test: the lab, its layers, the demos, the tools."""
+    names = [path for path in HERE.glob("*.py") if not path.name.startswith("test_")]
+    return names + sorted((HERE / "lessons").glob("*.py")) + sorted((HERE / "maintainers").glob("[!t]*.py"))
+
+
+def imports_of(path: pathlib.Path) -> set:
+    """The top-level modules a file imports."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    return imported | {node.module.split(".")[0] for node in ast.walk(tree)
+                       if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
+
+
+def test_every_module_imports_only_the_standard_library_and_the_project():
+    # No dependency to install: the standard library, and the project's own modules.
+    ours = {path.stem for path in HERE.glob("*.py")} | {path.stem for path in (HERE / "maintainers").glob("*.py")}
+    for path in project_modules():
+        # Exercise 11-2's check and the maintainers' bench run the official SDK where it is installed.
+        optional = {"mcp", "anyio"} if path.name == "checks.py" or path.parent.name == "maintainers" else set()
+        assert imports_of(path) <= set(sys.stdlib_module_names) | ours | optional, path.name
+
+
+def test_the_lab_names_no_other_module_of_the_project():
+    # mcp_min.py is course 000's lab, whole and alone: it imports the standard library only.
+    assert imports_of(HERE / "mcp_min.py") <= set(sys.stdlib_module_names)
+
+
+def test_no_class_is_changed_outside_its_body():
+    # What you read is what runs: no setattr on a class, no Class.attr = ... after it, in any module of the project.
+    for path in project_modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        classes = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    assert not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                                and target.value.id in classes | {"MCPServer", "MCPClient", "Context"}), (path.name, node.lineno)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "setattr" and node.args:
+                assert not (isinstance(node.args[0], ast.Name) and node.args[0].id[:1].isupper()), (path.name, node.lineno)
 
 
 def test_the_course_names_are_where_the_course_says():
     # A reader of course 000 finds each name it mentions.
-    for name in ("handle", "_dispatch", "_call_tool", "add_tool"):
+    for name in ("handle", "_dispatch", "_call_tool", "add_tool", "_gate"):
         assert callable(getattr(MCPServer, name))
     server = MCPServer("x")
     assert server._outbox == [] and server._initialized is False
     assert callable(MCPClient._pump_notifications) and callable(InMemoryTransport.send)
+    assert MCPClient(InMemoryTransport(server)).tools_cache is None
     assert (mcp_min.PARSE_ERROR, mcp_min.INVALID_REQUEST, mcp_min.METHOD_NOT_FOUND, mcp_min.INVALID_PARAMS,
             mcp_min.INTERNAL_ERROR) == (-32700, -32600, -32601, -32602, -32603)
 
 
-def test_no_section_names_anything_a_later_section_defines():
-    # Course first: a later section may grow an earlier one (@extend), never the reverse (module docstring).
-    source = (HERE / "mcp_min.py").read_text(encoding="utf-8")
-    tree = ast.parse(source)
-    banners = [number for number, line in enumerate(source.splitlines(), 1) if line.startswith("# ---- ")]
+# ---- a student's mistakes name their fix ----
 
-    def section(node) -> int:
-        return sum(1 for banner in banners if banner <= node.lineno)
+def test_a_notification_sent_as_a_request_names_notify():
+    # client.request("notifications/initialized") would wait for a response no server sends.
+    client = MCPClient(InMemoryTransport(course_server()))
+    with pytest.raises(ValueError, match=r"notifications/initialized is a notification: send it with "
+                                         r"notify\('notifications/initialized'\)"):
+        client.request("notifications/initialized")
 
-    methods = set()  # what an attribute may name here: a method or property of the module's classes
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            methods |= {item.name for item in node.body if isinstance(item, ast.FunctionDef)}
-        if isinstance(node, ast.FunctionDef) and node.decorator_list and node.col_offset == 0:
-            methods |= {node.name} | {d.args[1].value for d in node.decorator_list
-                                      if isinstance(d, ast.Call) and len(d.args) > 1}  # @extend(MCPClient, "request")
-    defined, used = {}, []  # name -> the first section that binds it, in any way; (name, section) of each use
-    for node in ast.walk(tree):
-        bound = []
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            bound = [node.name] + [d.args[1].value for d in node.decorator_list if isinstance(d, ast.Call) and len(d.args) > 1]
-        elif isinstance(node, (ast.Name, ast.Attribute)):
-            name = node.id if isinstance(node, ast.Name) else node.attr
-            if isinstance(node.ctx, ast.Store):
-                bound = [name]
-            elif isinstance(node, ast.Name) or name in methods:
-                used.append((name, section(node)))
-        elif isinstance(node, (ast.arg, ast.alias, ast.ExceptHandler)) and hasattr(node, "lineno"):
-            bound = [getattr(node, "arg", None) or getattr(node, "asname", None) or getattr(node, "name", None)]
-        for name in bound:
-            defined[name] = min(defined.get(name, len(banners)), section(node))
-    assert {(name, at) for name, at in used if defined.get(name, 0) > at} == set()
+
+def test_a_tool_added_to_a_live_session_without_notify_says_the_cache_goes_stale(capsys):
+    # The client listed its tools already: without notify=True it never hears of the new one, and stderr says so.
+    server = ready_server()
+    server.add_tool("quiet", lambda: 1, "A tool nobody is told of.")
+    assert capsys.readouterr().err == ("mcp_min: 'quiet' was added to a live session's tools without notify=True: the "
+                                       "client's cache will not show it until it lists the tools again\n")
+    server.add_tool("loud", lambda: 1, "A tool the client hears of.", notify=True)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_handler_a_subclass_adds_to_the_table_is_served():
+    # The flat table is read at dispatch time: a subclass's table, written in its body, is the one served.
+    class Echoing(MCPServer):
+        HANDLERS = MCPServer.HANDLERS | {"echo": "_echo"}
+
+        def _echo(self, params: dict) -> dict:
+            return {"echoed": params}
+    server = Echoing("echo")
+    assert server.handle(request(1, "echo", {"x": 1})) == error(1, NOT_INITIALIZED, "server not initialized")
+    server.handle(request(2, "initialize", INIT))
+    server.handle(notification("notifications/initialized"))
+    assert server.handle(request(3, "echo", {"x": 1})) == response(3, {"echoed": {"x": 1}})

@@ -4,9 +4,15 @@ A notebook's check cell is two lines, and may run as often as you like, in any o
     from lessons.checks import check
     check("05-1", globals())
 The check reads what it needs from the notebook (your solution, and what the lesson set up), builds every
-server and client it uses afresh, and never changes anything the notebook holds.
+server and client it uses afresh, and never changes anything the notebook holds. What those servers write on
+stderr (a tool's failure, reported for its author) is not shown: the check's one line says what matters.
+
+The checks of course 000's lessons (01-04, and lesson 07's lab part) use mcp_min alone, as those lessons do;
+the others import the layer their lesson teaches (mcp_full.py, board.py) when they run.
 """
 
+import contextlib
+import io
 import json
 import os
 import pathlib
@@ -14,19 +20,27 @@ import sys
 import time
 import urllib.parse
 
-import board
 import mcp_min
-from diagram import Recording
-from mcp_min import INVALID_PARAMS, InMemoryTransport, MCPClient, MCPServer, RPCError, notification, request
+
+# What the official SDK's client (mcp 2.3.0) was seen to do in exercise 11-2, for a machine without the SDK.
+SEEN_WITH_MCP_2_3_0 = {"tool-error": "raises", "stray-line": "returns"}
 
 
 def check(exercise: str, ns: dict):
     """Print whether exercise is solved, or why not yet, for the notebook whose globals are ns."""
     try:
-        problem = globals()["exercise_" + exercise.replace("-", "_")](ns)
+        with contextlib.redirect_stderr(io.StringIO()):  # the servers' reports of the failures the check provokes
+            problem = globals()["exercise_" + exercise.replace("-", "_")](ns)
     except Exception as exc:  # a solution that raises is not solved yet: say how it raised
         problem = f"{type(exc).__name__}: {exc}"
     print(f"exercise {exercise}: " + (f"not solved yet ({problem})" if problem else "solved"))
+
+
+def sent_by_client(messages: list) -> int:
+    """How many of the traced (direction, message) pairs the client sent."""
+    return len([message for direction, message in messages if direction == "→"])
+
+# ---- course 000's lessons: mcp_min alone ----
 
 
 def exercise_01_1(ns: dict):
@@ -55,370 +69,330 @@ def exercise_01_1(ns: dict):
 
 
 def exercise_02_1(ns: dict):
-    """02-1: why the solution is not right yet, or None."""
-    call_with_retry = ns["call_with_retry"]
-    report = ns["report"]
+    """02-1: why call_with_retry is not right yet, or None."""
+    call_with_retry, report = ns["call_with_retry"], ns["report"]
+    failures = {"left": 2}
 
-    def check_retry() -> str:
-        """Why call_with_retry is not right yet, or an empty string."""
-        failures = {"left": 2}
+    def flaky():
+        """Fails twice, then works."""
+        failures["left"] -= 1
+        if failures["left"] >= 0:
+            raise OSError("the disk blinked")
+        return "ok"
 
-        def flaky():
-            """Fails twice, then works."""
-            failures["left"] -= 1
-            if failures["left"] >= 0:
-                raise OSError("the disk blinked")
-            return "ok"
-
-        server = mcp_min.MCPServer("retry")
-        server.add_resource("lab://flaky", flaky)
-        server.add_resource("lab://broken", report)
-        sent = Recording(echo=False)
-        client = mcp_min.MCPClient(mcp_min.InMemoryTransport(server, trace=sent))
-        client.initialize()
-        cases = [("resources/read", {"uri": "lab://flaky"}, None, 3),
-                 ("tools/delete", None, mcp_min.METHOD_NOT_FOUND, 1),
-                 ("resources/read", {"uri": "lab://broken"}, mcp_min.INTERNAL_ERROR, 3)]
-        for method, params, code, tries in cases:
-            sent.clear()
-            try:
-                call_with_retry(client, method, params, attempts=3)
-                raised = None
-            except mcp_min.RPCError as exc:
-                raised = exc.code
-            except Exception as exc:
-                return f"{method} raised {exc!r}"
-            made = len([m for d, m in sent.messages if d == "→"])
-            if raised != code or made != tries:
-                got, want = raised or "a result", code or "a result"
-                return f"{method} {params or ''}: {made} request(s), then {got}; want {tries}, then {want}"
-        return ""
-
-
-    why = check_retry()
-
-    return check_retry() or None
+    server = mcp_min.MCPServer("retry")
+    server.add_resource("lab://flaky", flaky)
+    server.add_resource("lab://broken", report)
+    sent = []
+    client = mcp_min.MCPClient(mcp_min.InMemoryTransport(server, trace=lambda d, m: sent.append((d, m))))
+    client.initialize()
+    cases = [("resources/read", {"uri": "lab://flaky"}, None, 3),
+             ("tools/delete", None, mcp_min.METHOD_NOT_FOUND, 1),
+             ("resources/read", {"uri": "lab://broken"}, mcp_min.INTERNAL_ERROR, 3)]
+    for method, params, code, tries in cases:
+        sent.clear()
+        try:
+            call_with_retry(client, method, params, attempts=3)
+            raised = None
+        except mcp_min.RPCError as exc:
+            raised = exc.code
+        except Exception as exc:
+            return f"{method} raised {exc!r}"
+        made = sent_by_client(sent)
+        if raised != code or made != tries:
+            got, want = raised or "a result", code or "a result"
+            return f"{method} {params or ''}: {made} request(s), then {got}; want {tries}, then {want}"
+    return None
 
 
 def exercise_03_1(ns: dict):
-    """03-1: why the solution is not right yet, or None."""
-    SpecGateServer = ns["SpecGateServer"]
-    hello = ns["hello"]
-
-    def check_gate() -> str:
-        """Why SpecGateServer is not right yet, or an empty string."""
-        steps = [(mcp_min.request(1, "tools/list"), "error", "tools/list before initialize"),
-                 (mcp_min.request(2, "initialize", {**hello, "protocolVersion": 7}), "error", "a failed initialize"),
-                 (mcp_min.request(3, "tools/list"), "error", "tools/list after a failed initialize"),
-                 (mcp_min.request(4, "initialize", hello), "result", "initialize"),
-                 (mcp_min.request(5, "tools/list"), "result", "tools/list between the initialize response and initialized"),
-                 (mcp_min.notification("notifications/initialized"), None, "notifications/initialized"),
-                 (mcp_min.request(6, "tools/list"), "result", "tools/list on a live session")]
-        server = SpecGateServer("lesson-3")
-        for message, want, what in steps:
-            answer = server.handle(message)
-            got = None if answer is None else ("result" if "result" in answer else "error")
-            if got != want:
-                return f"{what} got {got or 'no answer'}, want {want or 'no answer'}"
-        return ""
-
-
-    why = check_gate()
-
-    return check_gate() or None
+    """03-1: why SpecGateServer is not right yet, or None."""
+    SpecGateServer, hello = ns["SpecGateServer"], ns["hello"]
+    steps = [(mcp_min.request(1, "tools/list"), "error", "tools/list before initialize"),
+             (mcp_min.request(2, "initialize", {**hello, "protocolVersion": 7}), "error", "a failed initialize"),
+             (mcp_min.request(3, "tools/list"), "error", "tools/list after a failed initialize"),
+             (mcp_min.request(4, "initialize", hello), "result", "initialize"),
+             (mcp_min.request(5, "tools/list"), "result", "tools/list between the initialize response and initialized"),
+             (mcp_min.notification("notifications/initialized"), None, "notifications/initialized"),
+             (mcp_min.request(6, "tools/list"), "result", "tools/list on a live session"),
+             (mcp_min.request(7, "initialize", hello), "error", "a second initialize")]
+    server = SpecGateServer("lesson-3")
+    for message, want, what in steps:
+        answer = server.handle(message)
+        got = None if answer is None else ("result" if "result" in answer else "error")
+        if got != want:
+            return f"{what} got {got or 'no answer'}, want {want or 'no answer'}"
+    return None
 
 
 def exercise_03_2(ns: dict):
-    """03-2: why the solution is not right yet, or None."""
-    connect = ns["connect"]
+    """03-2: why connect is not right yet, or None."""
+    connect, make_server = ns["connect"], ns["make_server"]
+    for speaks, want in [(["2024-11-05"], False), (["2025-06-18"], True), (["2024-11-05", "2025-11-25"], True)]:
+        server = make_server()
+        try:
+            got = connect(mcp_min.InMemoryTransport(server), speaks)
+        except Exception as exc:
+            return f"connect raised {exc!r}"
+        if got != want or server._initialized != want:
+            return f"speaking {speaks}: connect returned {got}, the session is live: {server._initialized}; want {want}"
+    return None
+
+
+def exercise_04_1(ns: dict):
+    """04-1: why the lab's codes are not the spec's yet, or None."""
     make_server = ns["make_server"]
 
-    def check_connect() -> str:
-        """Why connect is not right yet, or an empty string."""
-        for speaks, want in [(["2024-11-05"], False), (["2025-06-18"], True), (["2024-11-05", "2025-11-25"], True)]:
-            server = make_server()
-            try:
-                got = connect(mcp_min.InMemoryTransport(server), speaks)
-            except Exception as exc:
-                return f"connect raised {exc!r}"
-            if got != want or server._initialized != want:
-                return f"speaking {speaks}: connect returned {got}, the session is live: {server._initialized}; want {want}"
-        return ""
+    def code_for(name: str):
+        """The error code a fresh lab session answers a call of this tool with, or None for a result."""
+        server = make_server()
+        mcp_min.MCPClient(mcp_min.InMemoryTransport(server)).initialize()
+        answer = server.handle(mcp_min.request(9, "tools/call", {"name": name, "arguments": {}}))
+        return answer.get("error", {}).get("code")
 
-
-    why = check_connect()
-
-    return check_connect() or None
+    unknown, refused = code_for("drop_tables"), code_for("delete_db")
+    if unknown != -32602:
+        return f"an unknown tool still gets {unknown}"
+    if refused != -32600:
+        return f"a tool not allowed now gets {refused}; leave that row alone"
+    return None
 
 
 def exercise_04_2(ns: dict):
-    """04-2: why the solution is not right yet, or None."""
-    SelfCorrectingServer = ns["SelfCorrectingServer"]
-    make_server = ns["make_server"]
+    """04-2: why SelfCorrectingServer is not right yet, or None."""
+    SelfCorrectingServer, make_server = ns["SelfCorrectingServer"], ns["make_server"]
+    server = make_server(SelfCorrectingServer)
+    mcp_min.MCPClient(mcp_min.InMemoryTransport(server)).initialize()
+    cases = [({"name": "add", "arguments": {"x": 2}}, "isError", "a missing argument"),
+             ({"name": "add", "arguments": {"x": "two", "y": 3}}, "isError", "an argument of the wrong type"),
+             ({"name": "add", "arguments": {"x": 2, "y": 3}}, "result", "a good call"),
+             ({"name": "divide", "arguments": {"a": 1, "b": 0}}, "isError", "a tool that raised"),
+             ({"name": "drop_tables", "arguments": {}}, "error", "an unknown tool"),
+             ({"name": "delete_db", "arguments": {}}, "error", "a tool not allowed"),
+             ({"arguments": {"x": 2, "y": 3}}, "error", "a request without a name"),
+             ({"name": "add", "arguments": [2, 3]}, "error", "arguments that are not an object")]
+    for id, (params, want, what) in enumerate(cases, 2):
+        answer = server.handle(mcp_min.request(id, "tools/call", params))
+        got = "error" if "error" in answer else ("isError" if answer["result"].get("isError") else "result")
+        if got != want:
+            return f"{what} got {got}, want {want}"
+    return None
 
-    def check_self_correcting() -> str:
-        """Why SelfCorrectingServer is not right yet, or an empty string."""
-        server = make_server(SelfCorrectingServer)
-        mcp_min.MCPClient(mcp_min.InMemoryTransport(server)).initialize()
-        cases = [({"name": "add", "arguments": {"x": 2}}, "isError", "a missing argument"),
-                 ({"name": "add", "arguments": {"x": "two", "y": 3}}, "isError", "an argument of the wrong type"),
-                 ({"name": "add", "arguments": {"x": 2, "y": 3}}, "result", "a good call"),
-                 ({"name": "divide", "arguments": {"a": 1, "b": 0}}, "isError", "a tool that raised"),
-                 ({"name": "drop_tables", "arguments": {}}, "error", "an unknown tool"),
-                 ({"name": "delete_db", "arguments": {}}, "error", "a tool not allowed"),
-                 ({"arguments": {"x": 2, "y": 3}}, "error", "a request without a name"),
-                 ({"name": "add", "arguments": [2, 3]}, "error", "arguments that are not an object")]
-        for id, (params, want, what) in enumerate(cases, 2):
-            answer = server.handle(mcp_min.request(id, "tools/call", params))
-            got = "error" if "error" in answer else ("isError" if answer["result"].get("isError") else "result")
-            if got != want:
-                return f"{what} got {got}, want {want}"
-        return ""
-
-
-    why = check_self_correcting()
-
-    return check_self_correcting() or None
+# ---- the lessons on the full layer: mcp_full, and board ----
 
 
 def exercise_05_1(ns: dict):
-    """05-1: why the solution is not right yet, or None."""
-    read_note = ns["read_note"]
-    root = ns["root"]
-
-    def check_05_1():
-        """Why read_note is not right yet, or None."""
-        fresh = MCPServer("check")
-        fresh.add_resource("notes://{+name}", read_note)
-        checker = MCPClient(InMemoryTransport(fresh))
-        checker.initialize()
-        if checker.read_resource("notes://hello.txt")["contents"][0].get("text") != "hello from the notes folder":
-            return "notes://hello.txt does not read back"
-        outside = urllib.parse.quote(str(root / "secret.txt"), safe="")
-        tries = {"..%2Fsecret.txt": "..%2Fsecret.txt", "an absolute path": outside, "missing.txt": "missing.txt"}
-        for label, name in tries.items():
-            try:
-                checker.read_resource("notes://" + name)
-                return f"{label} was served"
-            except RPCError as exc:
-                if exc.code != INVALID_PARAMS:
-                    return f"{label} gave {exc.code}, not -32602 (raise KeyError)"
-        return None
-
-    return check_05_1() or None
+    """05-1: why read_note is not right yet, or None."""
+    from mcp_full import INVALID_PARAMS, InMemoryTransport, MCPClient, MCPServer, RPCError
+    read_note, root = ns["read_note"], ns["root"]
+    fresh = MCPServer("check")
+    fresh.add_resource("notes://{+name}", read_note)
+    checker = MCPClient(InMemoryTransport(fresh))
+    checker.initialize()
+    if checker.read_resource("notes://hello.txt")["contents"][0].get("text") != "hello from the notes folder":
+        return "notes://hello.txt does not read back"
+    outside = urllib.parse.quote(str(root / "secret.txt"), safe="")
+    tries = {"..%2Fsecret.txt": "..%2Fsecret.txt", "an absolute path": outside, "missing.txt": "missing.txt"}
+    for label, name in tries.items():
+        try:
+            checker.read_resource("notes://" + name)
+            return f"{label} was served"
+        except RPCError as exc:
+            if exc.code != INVALID_PARAMS:
+                return f"{label} gave {exc.code}, not -32602 (raise KeyError)"
+    return None
 
 
 def exercise_05_2(ns: dict):
-    """05-2: why the solution is not right yet, or None."""
-    PagedServer = ns["PagedServer"]
-
-    def check_05_2():
-        """Why page() is not right yet, or None."""
-        paged = PagedServer("paged")
-        uris = [f"lab://doc{n}" for n in range(5)]
-        for uri in uris:
-            paged.add_resource(uri, "text")
-        walker = MCPClient(InMemoryTransport(paged))
-        walker.initialize()
-        seen, cursor, pages = [], None, 0
-        while pages < 10:
-            result = walker.request("resources/list", {} if cursor is None else {"cursor": cursor})
-            pages += 1
-            if len(result["resources"]) > 2:
-                return f"a page held {len(result['resources'])} resources, not at most 2"
-            seen += [r["uri"] for r in result["resources"]]
-            cursor = result.get("nextCursor")
-            if cursor is None:
-                break
-        if seen != uris:
-            return f"walking the pages gave {len(seen)} resources, not the 5 in order"
-        try:
-            walker.request("resources/list", {"cursor": "not-a-cursor"})
-            return "an invalid cursor was accepted"
-        except RPCError as exc:
-            if exc.code != INVALID_PARAMS:
-                return f"an invalid cursor gave {exc.code}, not -32602"
-        return None
-
-    return check_05_2() or None
+    """05-2: why page() is not right yet, or None."""
+    from mcp_full import INVALID_PARAMS, InMemoryTransport, MCPClient, RPCError
+    paged = ns["PagedServer"]("paged")
+    uris = [f"lab://doc{n}" for n in range(5)]
+    for uri in uris:
+        paged.add_resource(uri, "text")
+    walker = MCPClient(InMemoryTransport(paged))
+    walker.initialize()
+    seen, cursor, pages = [], None, 0
+    while pages < 10:
+        result = walker.request("resources/list", {} if cursor is None else {"cursor": cursor})
+        pages += 1
+        if len(result["resources"]) > 2:
+            return f"a page held {len(result['resources'])} resources, not at most 2"
+        seen += [r["uri"] for r in result["resources"]]
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            break
+    if seen != uris:
+        return f"walking the pages gave {len(seen)} resources, not the 5 in order"
+    try:
+        walker.request("resources/list", {"cursor": "not-a-cursor"})
+        return "an invalid cursor was accepted"
+    except RPCError as exc:
+        if exc.code != INVALID_PARAMS:
+            return f"an invalid cursor gave {exc.code}, not -32602"
+    return None
 
 
 def exercise_06_1(ns: dict):
-    """06-1: why the solution is not right yet, or None."""
+    """06-1: why split_lines is not right yet, or None."""
     split_lines = ns["split_lines"]
-
-    def check_06_1():
-        """Why split_lines is not right yet, or None."""
-        stream = (b'{"id": 1}\n\nnot json\n{"text": "caf\xc3\xa9"}\n{"id": 3}\n{"id": 4')
-        for size in (1, 2, 3, 7, len(stream)):
-            buffer, got = b"", []
-            for start in range(0, len(stream), size):
-                messages, buffer = split_lines(buffer, stream[start:start + size])
-                got += messages
-            if got != [{"id": 1}, {"text": "café"}, {"id": 3}]:
-                return f"in chunks of {size} bytes the messages were {got}"
-            if buffer != b'{"id": 4':
-                return f"in chunks of {size} bytes the rest was {buffer!r}, not the unfinished last line"
-        return None
-
-    return check_06_1() or None
+    stream = (b'{"id": 1}\n\nnot json\n{"text": "caf\xc3\xa9"}\n{"id": 3}\n{"id": 4')
+    for size in (1, 2, 3, 7, len(stream)):
+        buffer, got = b"", []
+        for start in range(0, len(stream), size):
+            messages, buffer = split_lines(buffer, stream[start:start + size])
+            got += messages
+        if got != [{"id": 1}, {"text": "café"}, {"id": 3}]:
+            return f"in chunks of {size} bytes the messages were {got}"
+        if buffer != b'{"id": 4':
+            return f"in chunks of {size} bytes the rest was {buffer!r}, not the unfinished last line"
+    return None
 
 
 def exercise_07_1(ns: dict):
-    """07-1: why the solution is not right yet, or None."""
+    """07-1: why ResourceCache is not right yet, or None."""
+    from mcp_full import InMemoryTransport, MCPClient, MCPServer, notification
     ResourceCache = ns["ResourceCache"]
-    build = ns["build"]
-
-    def check_07_1():
-        """Why ResourceCache is not right yet, or None."""
-        reads = []
-        watched = build()
-        reader = MCPClient(InMemoryTransport(watched, trace=lambda d, m: reads.append(m)
-                                             if m.get("method") == "resources/read" else None))
-        reader.initialize()
-        cache = ResourceCache(reader)
-        if cache.read("lab://status") != "all green" or cache.read("lab://status") != "all green":
-            return "read() does not return the resource's text"
-        if len(reads) != 1:
-            return f"two reads sent {len(reads)} resources/read requests, not 1"
-        watched.add_resource("lab://status", "one disk is full", name="status", replace=True)
-        for note in reader._pump_notifications():
-            cache.on_notification(note)
-        if cache.read("lab://status") != "one disk is full":
-            return "after notifications/resources/updated the cache still holds the old text"
-        return None
-
-    return check_07_1() or None
+    watched = MCPServer("watched")
+    watched.add_resource("lab://status", "all green", name="status")
+    watched.add_resource("lab://motd", "hello", name="motd")
+    reads = []
+    reader = MCPClient(InMemoryTransport(watched, trace=lambda d, m: reads.append(m["params"]["uri"])
+                                         if m.get("method") == "resources/read" else None))
+    reader.initialize()
+    cache = ResourceCache(reader)
+    if [cache.read(uri) for uri in ("lab://status", "lab://motd", "lab://status")] != ["all green", "hello", "all green"]:
+        return "read() does not return each resource's text"
+    if reads != ["lab://status", "lab://motd"]:
+        return f"three reads of two resources sent resources/read for {reads}, not once each"
+    others = [notification("notifications/tools/list_changed"),  # none of these names a resource the cache holds
+              notification("notifications/resources/list_changed"),
+              notification("notifications/resources/updated", {"uri": "lab://elsewhere"}),
+              notification("notifications/message", {"level": "info", "data": "lab://motd"})]
+    for note in others:
+        cache.on_notification(note)
+    reads.clear()
+    cache.read("lab://status"), cache.read("lab://motd")
+    if reads:
+        return f"notifications that name neither resource made the cache read {reads} again"
+    watched.add_resource("lab://status", "one disk is full", name="status", replace=True)  # subscribers are told
+    for note in reader._pump_notifications():
+        cache.on_notification(note)
+    reads.clear()
+    if cache.read("lab://status") != "one disk is full":
+        return "after notifications/resources/updated the cache still holds the old text"
+    if cache.read("lab://motd") != "hello" or reads != ["lab://status"]:
+        return f"after lab://status changed, the reads sent resources/read for {reads}, not for lab://status alone"
+    return None
 
 
 def exercise_08_1(ns: dict):
-    """08-1: why the solution is not right yet, or None."""
-    SharedCache = ns["SharedCache"]
-    make_server = ns["make_server"]
+    """08-1: why SharedCache is not right yet, or None."""
+    from mcp_full import InMemoryTransport, MCPClient
+    SharedCache, make_server = ns["SharedCache"], ns["make_server"]
+    fetches = []
 
-    def check_08_1():
-        """Why SharedCache is not right yet, or None."""
-        fetches = []
+    def fetcher(scope, ttl_ms):
+        def fetch():
+            fetches.append(scope)
+            return {"tools": [], "resultType": "complete", "ttlMs": ttl_ms, "cacheScope": scope}
+        return fetch
 
-        def fetcher(scope, ttl_ms):
-            def fetch():
-                fetches.append(scope)
-                return {"tools": [], "resultType": "complete", "ttlMs": ttl_ms, "cacheScope": scope}
-            return fetch
-
-        cache = SharedCache()
-        for user in ["alice", "bob", "alice"]:
-            cache.get(user, "public list", fetcher("public", 60_000))
-        if len(fetches) != 1:
-            return f"a public result was fetched {len(fetches)} times for three users, not once"
-        fetches.clear()
-        for user in ["alice", "bob", "alice"]:
-            cache.get(user, "private list", fetcher("private", 60_000))
-        if len(fetches) != 2:
-            return f"a private result was fetched {len(fetches)} times for alice, bob, alice: not twice"
-        fetches.clear()
-        cache.get("alice", "stale list", fetcher("public", 0))
-        cache.get("alice", "stale list", fetcher("public", 0))
-        if len(fetches) != 2:
-            return "a result with ttlMs 0 was reused"
-        fetches.clear()
-        cache.get("alice", "short list", fetcher("public", 50))
-        time.sleep(0.08)
-        cache.get("alice", "short list", fetcher("public", 50))
-        if len(fetches) != 2:
-            return "a result was reused after its ttlMs had passed"
-        real = MCPClient(InMemoryTransport(make_server(state_key=b"lesson")))
-        real.connect()
-        for user in ["alice", "bob"]:
-            result = cache.get(user, "demo tools/list", lambda: real.request("tools/list"))
-        if real.next_id != 4:  # discover, then one tools/list for each user: the demo's lists are private
-            return "the demo server's private tools/list was shared between users"
-        return None
-
-    return check_08_1() or None
+    cache = SharedCache()
+    for user in ["alice", "bob", "alice"]:
+        cache.get(user, "public list", fetcher("public", 60_000))
+    if len(fetches) != 1:
+        return f"a public result was fetched {len(fetches)} times for three users, not once"
+    fetches.clear()
+    for user in ["alice", "bob", "alice"]:
+        cache.get(user, "private list", fetcher("private", 60_000))
+    if len(fetches) != 2:
+        return f"a private result was fetched {len(fetches)} times for alice, bob, alice: not twice"
+    fetches.clear()
+    cache.get("alice", "stale list", fetcher("public", 0))
+    cache.get("alice", "stale list", fetcher("public", 0))
+    if len(fetches) != 2:
+        return "a result with ttlMs 0 was reused"
+    fetches.clear()
+    cache.get("alice", "short list", fetcher("public", 50))
+    time.sleep(0.08)
+    cache.get("alice", "short list", fetcher("public", 50))
+    if len(fetches) != 2:
+        return "a result was reused after its ttlMs had passed"
+    real = MCPClient(InMemoryTransport(make_server(state_key=b"lesson")))
+    real.connect()
+    for user in ["alice", "bob"]:
+        cache.get(user, "demo tools/list", lambda: real.request("tools/list"))
+    if real.next_id != 4:  # discover, then one tools/list for each user: the demo's lists are private
+        return "the demo server's private tools/list was shared between users"
+    return None
 
 
 def exercise_09_1(ns: dict):
-    """09-1: why the solution is not right yet, or None."""
+    """09-1: why pick_date is not right yet, or None."""
+    from mcp_full import InMemoryTransport, MCPClient, MCPServer
     pick_date = ns["pick_date"]
-
-    def check_09_1():
-        """Why pick_date is not right yet, or None."""
-        clinic = MCPServer("clinic")
-        clinic.add_tool("pick_date", pick_date)
-        said = iter(["tomorrow", "24/12", "2026-12-24"])
-        patient = MCPClient(InMemoryTransport(clinic),
-                            on_elicit=lambda question: {"action": "accept", "content": {"date": next(said)}})
-        patient.connect()
-        text = patient.call_tool("pick_date")["content"][0]["text"]
-        if text != "Booked 2026-12-24":
-            return f"after 'tomorrow', '24/12', '2026-12-24' the tool said {text!r}"
-        shy = MCPClient(InMemoryTransport(clinic), on_elicit=lambda question: {"action": "decline"})
-        shy.connect()
-        text = shy.call_tool("pick_date")["content"][0]["text"]
-        if text != "Nothing booked.":
-            return f"a declined question gave {text!r}"
-        return None
-
-    return check_09_1() or None
+    clinic = MCPServer("clinic")
+    clinic.add_tool("pick_date", pick_date)
+    said = iter(["tomorrow", "24/12", "2026-12-24"])
+    patient = MCPClient(InMemoryTransport(clinic),
+                        on_elicit=lambda question: {"action": "accept", "content": {"date": next(said)}})
+    patient.connect()
+    text = patient.call_tool("pick_date")["content"][0]["text"]
+    if text != "Booked 2026-12-24":
+        return f"after 'tomorrow', '24/12', '2026-12-24' the tool said {text!r}"
+    shy = MCPClient(InMemoryTransport(clinic), on_elicit=lambda question: {"action": "decline"})
+    shy.connect()
+    text = shy.call_tool("pick_date")["content"][0]["text"]
+    if text != "Nothing booked.":
+        return f"a declined question gave {text!r}"
+    return None
 
 
 def exercise_10_1(ns: dict):
-    """10-1: why the solution is not right yet, or None."""
-    SUBSCRIPTION = ns["SUBSCRIPTION"]
-    route = ns["route"]
+    """10-1: why route is not right yet, or None."""
+    from mcp_full import notification
+    SUBSCRIPTION, route = ns["SUBSCRIPTION"], ns["route"]
 
-    def check_10_1():
-        """Why route is not right yet, or None."""
-        def tagged(method, sid, **params):
-            return notification(method, {**params, "_meta": {SUBSCRIPTION: sid}})
-        cases = [(tagged("notifications/tools/list_changed", 7), "tools"),
-                 (tagged("notifications/prompts/list_changed", 7), "prompts"),
-                 (tagged("notifications/resources/list_changed", 7), "resources"),
-                 (tagged("notifications/resources/updated", 7, uri="note://today"), "note://today"),
-                 (tagged("notifications/tools/list_changed", 8), None),
-                 (tagged("notifications/tools/list_changed", "7"), None),
-                 (notification("notifications/tools/list_changed"), None),
-                 (notification("notifications/progress", {"progressToken": 7, "progress": 1}), None),
-                 (notification("notifications/message", {"level": "info", "data": "x"}), None),
-                 (tagged("notifications/subscriptions/acknowledged", 7, notifications={}), None)]
-        for note, want in cases:
-            got = route(note, 7)
-            if got != want:
-                return f"route({json.dumps(note)}, 7) gave {got!r}, not {want!r}"
-        return None
+    def tagged(method, sid, **params):
+        return notification(method, {**params, "_meta": {SUBSCRIPTION: sid}})
 
-    return check_10_1() or None
+    cases = [(tagged("notifications/tools/list_changed", 7), "tools"),
+             (tagged("notifications/prompts/list_changed", 7), "prompts"),
+             (tagged("notifications/resources/list_changed", 7), "resources"),
+             (tagged("notifications/resources/updated", 7, uri="note://today"), "note://today"),
+             (tagged("notifications/tools/list_changed", 8), None),
+             (tagged("notifications/tools/list_changed", "7"), None),
+             (notification("notifications/tools/list_changed"), None),
+             (notification("notifications/progress", {"progressToken": 7, "progress": 1}), None),
+             (notification("notifications/message", {"level": "info", "data": "x"}), None),
+             (tagged("notifications/subscriptions/acknowledged", 7, notifications={}), None)]
+    for note, want in cases:
+        got = route(note, 7)
+        if got != want:
+            return f"route({json.dumps(note)}, 7) gave {got!r}, not {want!r}"
+    return None
 
 
 def exercise_11_1(ns: dict):
-    """11-1: why the solution is not right yet, or None."""
+    """11-1: why LINES is not right yet, or None."""
+    import board
     LINES = ns["LINES"]
-
-    def check_11_1():
-        """Why LINES is not right yet, or None."""
-        if not LINES:
-            return "LINES is empty"
-        model = board.Board()
-        for t, (direction, message) in enumerate(LINES):
-            model.feed(direction, json.dumps(message), t=t / 10)
-        model.end(len(LINES) / 10)
-        rules = [flag["rule"] for event in model.events for flag in event["flags"]]
-        if rules != ["reused-id"]:
-            return f"the board flagged {rules}, not just ['reused-id']"
-        return None
-
-    return check_11_1() or None
+    if not LINES:
+        return "LINES is empty"
+    model = board.Board()
+    for t, (direction, message) in enumerate(LINES):
+        model.feed(direction, json.dumps(message), t=t / 10)
+    model.end(len(LINES) / 10)
+    rules = [flag["rule"] for event in model.events for flag in event["flags"]]
+    if rules != ["reused-id"]:
+        return f"the board flagged {rules}, not just ['reused-id']"
+    return None
 
 
 def exercise_11_2(ns: dict):
-    """11-2: why the solution is not right yet, or None."""
-    DEMO = ns["DEMO"]
-    PREDICTION = ns["PREDICTION"]
-    ROOT = ns["ROOT"]
-
-    SEEN_WITH_MCP_2_3_0 = {"tool-error": "raises", "stray-line": "returns"}
-
+    """11-2: why PREDICTION is not right yet, or None."""
+    DEMO, PREDICTION, ROOT = ns["DEMO"], ns["PREDICTION"], ns["ROOT"]
 
     def watch_sdk(fault: str) -> str:
         """The official client calls count_lessons through the board under fault; print the wire; "returns" or "raises"."""
@@ -444,38 +418,20 @@ def exercise_11_2(ns: dict):
         print("\n".join("  " + line[:140] for line in log.read_text(encoding="utf-8").splitlines()))
         return outcome
 
-
-    def check_11_2():
-        """Why PREDICTION is not right yet, or None."""
-        if set(PREDICTION.values()) - {"returns", "raises"}:
-            return "set each prediction to 'returns' or 'raises'"
-        try:
-            import importlib.metadata
-            sdk = int(importlib.metadata.version("mcp").split(".")[0]) >= 2
-        except importlib.metadata.PackageNotFoundError:
-            sdk = False
-        seen = {fault: watch_sdk(fault) for fault in PREDICTION} if sdk else SEEN_WITH_MCP_2_3_0
-        for fault, predicted in PREDICTION.items():
-            if predicted != seen[fault]:
-                return f"under --fault {fault} the SDK's call_tool {seen[fault]}"
-        return None
-
-    return check_11_2() or None
-
-def exercise_04_1(ns: dict):
-    """04-1: why the lab's codes are not the spec's yet, or None."""
-    make_server = ns["make_server"]
-
-    def code_for(name: str):
-        """The error code a fresh lab session answers a call of this tool with, or None for a result."""
-        server = make_server()
-        MCPClient(InMemoryTransport(server)).initialize()
-        answer = server.handle(request(9, "tools/call", {"name": name, "arguments": {}}))
-        return answer.get("error", {}).get("code")
-
-    unknown, refused = code_for("drop_tables"), code_for("delete_db")
-    if unknown != -32602:
-        return f"an unknown tool still gets {unknown}"
-    if refused != -32600:
-        return f"a tool not allowed now gets {refused}; leave that row alone"
+    if set(PREDICTION.values()) - {"returns", "raises"}:
+        return "set each prediction to 'returns' or 'raises'"
+    try:
+        import importlib.metadata
+        sdk = int(importlib.metadata.version("mcp").split(".")[0]) >= 2
+    except importlib.metadata.PackageNotFoundError:
+        sdk = False
+    if sdk:
+        seen = {fault: watch_sdk(fault) for fault in PREDICTION}
+    else:
+        print("(the official SDK, mcp 2 or newer, is not installed here: your predictions are compared with what"
+              " mcp 2.3.0 was seen to do, recorded in lessons/checks.py as SEEN_WITH_MCP_2_3_0)")
+        seen = SEEN_WITH_MCP_2_3_0
+    for fault, predicted in PREDICTION.items():
+        if predicted != seen[fault]:
+            return f"under --fault {fault} the SDK's call_tool {seen[fault]}"
     return None

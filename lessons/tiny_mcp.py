@@ -6,7 +6,8 @@ the standard library, not even mcp_min: it exists so that every byte of the prot
 004's own client code drives it as it stands: paste it into a notebook or a file in this folder and run it
 (test_first_hour.py does, verbatim).
 
-mcp_min.py is the lab's full module; this file is what a first server looks like before any of it.
+mcp_min.py is course 000's lab (the handshake era) and mcp_full.py the rest of MCP, 2026-07-28 included; this
+file is what a first server looks like before any of them.
 """
 
 import json

@@ -2,8 +2,8 @@
 
     python maintainers/bench.py               # the tables, in about four minutes
     python maintainers/bench.py --quick       # the same rows in seconds: fewer and shorter rounds
-    python maintainers/bench.py --markdown    # measure, then rewrite README.md's "How fast" section
-    python maintainers/bench.py --check       # exit 1 if README.md's tables and the bench's rows differ (measures nothing)
+    python maintainers/bench.py --markdown    # measure, then rewrite docs/performance.md ("How fast")
+    python maintainers/bench.py --check       # exit 1 if docs/performance.md's tables and the bench's rows differ
     python maintainers/bench.py --parse       # parse() against json.loads on the messages that stress its depth guard
 
 A row's contenders (mcp_min, its floor, the SDK) take turns: each round runs every one of them once, the order
@@ -34,9 +34,13 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 sys.path.insert(0, str(HERE))
 
+import mcp_full  # noqa: E402
 import mcp_min  # noqa: E402
+import mcp_http  # noqa: E402
+import mcp_stdio  # noqa: E402
 import server_demo  # noqa: E402
-README = HERE / "README.md"
+README = HERE / "docs" / "performance.md"  # the "How fast" page
+MODULES = ["mcp_min.py", "mcp_full.py", "mcp_stdio.py", "mcp_http.py"]  # what a server of the project imports
 INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
 ADD = {"name": "add", "arguments": {"x": 2, "y": 3}}
 ADD_RESULT = {"content": [{"type": "text", "text": "5"}]}
@@ -56,21 +60,23 @@ CLIENT_COUNTS = [1, 4, 16, 64]  # tools/call add over HTTP, one connection each
 STARTUP = [  # (row, what it imports, whether it has a no-cache column)
     ("python -c pass", "nothing", False),
     ("json-only server (floor)", "json", False),
-    ("mcp_min alone", "mcp_min", True),
-    ("server_demo.py", "mcp_min, typing", True),
+    ("the lab alone", "mcp_min, mcp_stdio, mcp_full", True),
+    ("server_demo.py", "mcp_min, mcp_full, mcp_stdio, mcp_http, typing", True),
     ("official SDK server", "mcp, pydantic, anyio", False),
 ]
 SDK_ONLY_ROWS = {"official SDK server"}
 SESSION_CATALOGS = [10, 10_000]  # tools in the catalog whose HTTP sessions are weighed
-GOALS = [  # (row, what is compared, the goal): the README's last table, each checked against this run
-    ("in memory", "mcp_min ÷ floor", 0.85),
-    ("stdio, bare line driver", "mcp_min ÷ floor", 0.95),
-    ("stdio, each side's own client", "mcp_min ÷ floor", 0.85),
-    ("HTTP, bare driver", "mcp_min ÷ floor", 0.9),
-    ("tools/list, 10,000 tools", "mcp_min ÷ floor", 0.85),
-    ("memory a session, 10,000 tools", "÷ memory a session, 10 tools", -1.1),
-    ("mcp_min alone", "warm start-up ÷ floor", -1.1),
-    ("server_demo.py", "warm start-up ÷ floor", -1.3),
+GOALS = [  # (row, the contender compared, what to, the goal): the last table, each checked against this run
+    ("in memory", "lab", "floor", 0.7),  # the lab alone near the least a round trip as JSON text costs
+    ("in memory", "mcp_min", "lab", 0.85),  # the full layer costs little where it takes no part
+    ("stdio, bare line driver", "mcp_min", "lab", 0.85),
+    ("stdio, each side's own client", "mcp_min", "floor", 0.6),
+    ("HTTP, bare driver", "mcp_min", "floor", 0.9),
+    ("HTTP, each side's own client", "mcp_min", "floor", 0.75),
+    ("tools/list, 10,000 tools", "mcp_min", "floor", 0.85),
+    ("memory a session, 10,000 tools", "", "memory a session, 10 tools", -1.1),
+    ("the lab alone", "warm start-up", "floor", -1.1),
+    ("server_demo.py", "warm start-up", "floor", -1.3),
 ]  # a goal below 0 is a ceiling (the ratio must be at most its size), above 0 a floor (at least)
 
 
@@ -103,7 +109,7 @@ def rows(with_sdk: bool = True) -> list:
     labels += [catalog_row(n) for n in CATALOG_SIZES] + [argument_row(n) for n in ARGUMENT_SIZES]
     labels += [clients_row(n) for n in CLIENT_COUNTS]
     labels += [row for row, _, _ in STARTUP if with_sdk or row not in SDK_ONLY_ROWS]
-    labels += [row for row, _, _ in GOALS]
+    labels += [row for row, _, _, _ in GOALS]
     return labels
 
 
@@ -160,7 +166,8 @@ def ratios(tops: list, bottoms: list) -> list:
 # ---- the children: servers and floors, driven bare ----
 
 # mcp_min alone over stdio: add, and echo for the argument sizes; start-up launches it too.
-MCP_MIN_SERVER = """from mcp_min import MCPServer, serve_stdio
+MCP_MIN_SERVER = """from mcp_full import MCPServer
+from mcp_stdio import serve_stdio
 
 server = MCPServer("mcp_min-bench")
 
@@ -200,8 +207,13 @@ def echo(text: str) -> str:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["http"]:
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), json_response=True)
+    if sys.argv[1:2] == ["http"]:  # what server.run("streamable-http", json_response=True) does, on a socket of its own
+        import socket, anyio, uvicorn
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))  # the OS picks a free port, named on stdout: none is probed, then reused
+        print(listener.getsockname()[1], flush=True)
+        config = uvicorn.Config(server.streamable_http_app(json_response=True), log_level="warning")
+        anyio.run(uvicorn.Server(config).serve, [listener])
     else:
         server.run()
 """
@@ -240,73 +252,31 @@ HTTP_FLOOR = """import http.server, json, sys
 def answer(data):
     return json.dumps(json.loads(data)).encode()
 """ + HTTP_SERVER
-# A scratch server that does what course 000 asks and no more: the jsonrpc check, the gate, a flat table, the
-# lattice's four rungs, one response a request. No id check, no argument types, no eras, no cancellation, no
-# threads. In memory, a scratch client beside it builds each request and looks for an error in the response.
-# How near its floor such a pair comes (the goals table's *course 000 alone*) is the most a Python server (and
-# client) doing course 000's checks can reach on this machine: a goal above it cannot be met by any.
-BARE_SERVER = """import json, sys
-ENCODER, DECODER = json.JSONEncoder(), json.JSONDecoder()
-TOOLS = {"add": {"fn": lambda x, y: x + y, "required": ["x", "y"], "allowed": True}}
-SESSION = {"initialized": True}
+# The lab alone (mcp_min.py) over stdio and over HTTP: course 000's own server, with add registered as the
+# lab registers a tool (its JSON Schema written out), served by the project's transports. Beside the full
+# layer's server_demo.py, it shows what the full layer costs a request that uses none of it.
+XY_SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x", "y"]}
+LAB_SERVER = """import sys
+from mcp_min import MCPServer
 
 
-class Refused(Exception):
-    pass
+def lab_server():
+    server = MCPServer("lab-bench")
+    server.add_tool("add", lambda x, y: x + y, "Add two integers.", %r)
+    server.add_tool("echo", lambda text: text, "Return text as it came.",
+                    {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
+    return server
 
 
-def call_tool(params):
-    tool = TOOLS.get(params.get("name"))
-    if tool is None:
-        raise Refused(-32601, "unknown tool")
-    if not tool["allowed"]:
-        raise Refused(-32600, "not permitted")
-    arguments = params.get("arguments", {})
-    for name in tool["required"]:
-        if name not in arguments:
-            raise Refused(-32602, "missing argument " + name)
-    try:
-        return {"content": [{"type": "text", "text": ENCODER.encode(tool["fn"](**arguments))}]}
-    except Exception as exc:
-        return {"content": [{"type": "text", "text": "ERROR: " + str(exc)}], "isError": True}
-
-
-HANDLERS = {"tools/call": call_tool}
-
-
-def handle(message):
-    try:
-        if message.get("jsonrpc") != "2.0" or not SESSION["initialized"]:
-            raise Refused(-32600, "invalid request")
-        handler = HANDLERS.get(message.get("method"))
-        if handler is None:
-            raise Refused(-32601, "method not found")
-        reply = {"jsonrpc": "2.0", "id": message.get("id"), "result": handler(message.get("params", {}))}
-    except Refused as exc:
-        reply = {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": exc.args[0], "message": exc.args[1]}}
-    except Exception as exc:
-        reply = {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": -32603, "message": str(exc)}}
-    return reply if "id" in message else None
-
-
-if __name__ == "__main__":
-    out = sys.stdout.buffer
-    for line in sys.stdin.buffer:
-        reply = handle(DECODER.decode(line.decode()))
-        if reply is not None:
-            out.write(ENCODER.encode(reply).encode() + b"\\n")
-            out.flush()
-"""
-
-
-# Course 000's checks alone over HTTP: the floor's HTTP server, each body answered by the scratch server's handle().
-BARE_HTTP = """import http.server, sys
-from bare_server import DECODER, ENCODER, handle
-
-
-def answer(data):
-    return ENCODER.encode(handle(DECODER.decode(data.decode()))).encode()
-""" + HTTP_SERVER
+if __name__ == "__main__" and sys.argv[1:] == ["http"]:
+    from mcp_http import http_server
+    httpd = http_server(lab_server, port=0)  # a factory: each session its own lab server
+    print(httpd.server_address[1], flush=True)
+    httpd.serve_forever()
+elif __name__ == "__main__":
+    from mcp_stdio import serve_stdio
+    serve_stdio(lab_server())
+""" % (XY_SCHEMA,)
 
 # The start-up floor: import json, answer each request line with an empty result.
 JSON_ONLY_SERVER = """import json, sys
@@ -330,8 +300,8 @@ class LineDriver:
         self.stdin, self.stdout = self.process.stdin.fileno(), self.process.stdout.fileno()
         self.rest = b""
         if handshake:
-            self.exchange(wire_line(mcp_min.request(0, "initialize", INIT_PARAMS)))
-            self.write(wire_line(mcp_min.notification("notifications/initialized")))
+            self.exchange(wire_line(mcp_full.request(0, "initialize", INIT_PARAMS)))
+            self.write(wire_line(mcp_full.notification("notifications/initialized")))
 
     def write(self, data: bytes):
         """Write all of data to the server's stdin."""
@@ -368,9 +338,9 @@ class HttpDriver:
         self.rest = b""
         self.headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         if handshake:  # the handshake era: a session of its own, named by Mcp-Session-Id
-            _, headers, _ = self.exchange(self.post(mcp_min.request(0, "initialize", INIT_PARAMS)))
+            _, headers, _ = self.exchange(self.post(mcp_full.request(0, "initialize", INIT_PARAMS)))
             self.headers |= {"Mcp-Session-Id": headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
-            self.exchange(self.post(mcp_min.notification("notifications/initialized")))
+            self.exchange(self.post(mcp_full.notification("notifications/initialized")))
 
     def post(self, message: dict) -> bytes:
         """A whole POST of message, headers and body, to send again and again."""
@@ -424,13 +394,6 @@ def on_cpu(cpu: int | None):
         yield
     finally:
         os.sched_setaffinity(0, before)
-
-
-def free_port() -> int:
-    """A port nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_for_port(port: int, process: subprocess.Popen):
@@ -575,8 +538,8 @@ def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | N
     """Each path's contenders, in turn: {row: {"mcp_min"|"floor"|"sdk"|"bare": [calls/s a round]}}."""
     results = {}
     encoder, decoder = json.JSONEncoder(), json.JSONDecoder()
-    request = mcp_min.request(1, "tools/call", ADD)
-    response = mcp_min.response(1, ADD_RESULT)
+    request = mcp_full.request(1, "tools/call", ADD)
+    response = mcp_full.response(1, ADD_RESULT)
 
     def json_floor(i):  # the four json calls of one round trip: what crossing as JSON text costs at least
         decoder.decode(encoder.encode(request))
@@ -585,23 +548,17 @@ def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | N
     def add(i):
         return {"name": "add", "arguments": {"x": 2, "y": i}}
 
-    bare = {}
-    exec(BARE_SERVER, bare)  # the scratch server of course 000's checks alone, in this process
-
-    def bare_call(i):  # its scratch client: a request built, crossed as JSON, its response looked at
-        message = {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": add(i)}
-        reply = decoder.decode(encoder.encode(bare["handle"](decoder.decode(encoder.encode(message)))))
-        if "error" in reply:
-            raise RuntimeError(reply["error"])
-        return reply["result"]
-
-    memory = mcp_min.MCPClient(mcp_min.InMemoryTransport(server_demo.make_server()))
+    lab = {}
+    exec(LAB_SERVER, lab)  # the lab's own server, in this process, driven by the lab's own client
+    lab_memory = mcp_min.MCPClient(mcp_min.InMemoryTransport(lab["lab_server"]()))
+    lab_memory.initialize()
+    memory = mcp_full.MCPClient(mcp_full.InMemoryTransport(server_demo.make_server()))
     memory.initialize()
-    assert bare_call(3) == memory.call_tool(**add(3)) == {"content": [{"type": "text", "text": "5"}]}
-    direct = mcp_min.MCPClient(DictTransport(server_demo.make_server()))
+    assert lab_memory.call_tool(**add(3)) == memory.call_tool(**add(3)) == {"content": [{"type": "text", "text": "5"}]}
+    direct = mcp_full.MCPClient(DictTransport(server_demo.make_server()))
     direct.initialize()
     contenders = {"mcp_min": lambda: rate(lambda i: memory.call_tool(**add(i)), seconds),
-                  "floor": lambda: rate(json_floor, seconds), "bare": lambda: rate(bare_call, seconds)}
+                  "floor": lambda: rate(json_floor, seconds), "lab": lambda: rate(lambda i: lab_memory.call_tool(**add(i)), seconds)}
     if sdk:
         sdk_memory = sdk.client(sdk_json_memory(sdk_server()))
         contenders["sdk"] = lambda: sdk.rate(lambda i: sdk_memory.call_tool(**add(i)), seconds)
@@ -615,10 +572,11 @@ def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | N
     demo = [sys.executable, str(HERE / "server_demo.py")]
     line = wire_line(request)
     drivers = {"mcp_min": LineDriver(demo), "floor": LineDriver([sys.executable, str(tmp / "stdio_floor.py")], False),
-               "bare": LineDriver([sys.executable, str(tmp / "bare_server.py")], False)}
+               "lab": LineDriver([sys.executable, str(tmp / "lab_server.py")])}
     if sdk:
         drivers["sdk"] = LineDriver([sys.executable, str(tmp / "sdk_server.py")])
-    own = mcp_min.MCPClient(mcp_min.StdioTransport(demo))
+    own = mcp_full.MCPClient(mcp_stdio.StdioTransport(demo))
+    lab_own = mcp_min.MCPClient(mcp_stdio.StdioTransport([sys.executable, str(tmp / "lab_server.py")]))
     try:
         for name, driver in drivers.items():
             assert_adds(name, json.loads(driver.exchange(line)), request)
@@ -626,17 +584,10 @@ def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | N
             {name: lambda driver=driver: rate(lambda i: driver.exchange(line), seconds) for name, driver in drivers.items()},
             rounds)
         own.initialize()
-
-        def bare_stdio_call(i):  # the scratch client over stdio: a request built and written, its response parsed
-            message = {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": add(i)}
-            reply = decoder.decode(drivers["bare"].exchange(wire_line(message)).decode())
-            if "error" in reply:
-                raise RuntimeError(reply["error"])
-            return reply["result"]
-
+        lab_own.initialize()
         contenders = {"mcp_min": lambda: rate(lambda i: own.call_tool(**add(i)), seconds),
                       "floor": lambda: rate(lambda i: drivers["floor"].exchange(line), seconds),
-                      "bare": lambda: rate(bare_stdio_call, seconds)}
+                      "lab": lambda: rate(lambda i: lab_own.call_tool(**add(i)), seconds)}
         if sdk:
             from mcp.client.stdio import StdioServerParameters
             sdk_stdio = sdk.client(StdioServerParameters(command=sys.executable, args=[str(tmp / "sdk_server.py")]))
@@ -644,29 +595,34 @@ def round_trip_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | N
         results["stdio, each side's own client"] = take_turns(contenders, rounds)
     finally:
         own.close()
+        lab_own.close()
         for driver in drivers.values():
             driver.close()
 
-    bare_http, bare_port = http_child([sys.executable, str(tmp / "bare_http.py")])
+    lab_http, lab_port = http_child([sys.executable, str(tmp / "lab_server.py"), "http"])
     with http_servers(tmp, sdk is not None) as ports, contextlib.ExitStack() as clients:  # clients close first
-        clients.callback(stop, bare_http)
+        clients.callback(stop, lab_http)
         drivers = {name: HttpDriver(port, handshake=name != "floor") for name, port in ports.items()}
-        drivers["bare"] = HttpDriver(bare_port, handshake=False)
+        drivers["lab"] = HttpDriver(lab_port)
         posts = {name: driver.post(request) for name, driver in drivers.items()}
         for name, driver in drivers.items():
             assert_adds(name, json.loads(driver.exchange(posts[name])[2]), request)
         results["HTTP, bare driver"] = take_turns(
             {name: lambda name=name: rate(lambda i: drivers[name].exchange(posts[name]), seconds) for name in drivers},
             rounds)
-        own = mcp_min.MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{ports['mcp_min']}/mcp"))
+        own = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{ports['mcp_min']}/mcp"))
         own.initialize()
+        lab_own = mcp_min.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{lab_port}/mcp"))
+        lab_own.initialize()
         contenders = {"mcp_min": lambda: rate(lambda i: own.call_tool(**add(i)), seconds),
-                      "floor": lambda: rate(lambda i: drivers["floor"].exchange(posts["floor"]), seconds)}
+                      "floor": lambda: rate(lambda i: drivers["floor"].exchange(posts["floor"]), seconds),
+                      "lab": lambda: rate(lambda i: lab_own.call_tool(**add(i)), seconds)}
         if sdk:
             sdk_http = sdk.client(f"http://127.0.0.1:{ports['sdk']}/mcp", within=clients)
             contenders["sdk"] = lambda: sdk.rate(lambda i: sdk_http.call_tool(**add(i)), seconds)
         results["HTTP, each side's own client"] = take_turns(contenders, rounds)
         own.close()
+        lab_own.close()
         for driver in drivers.values():
             driver.close()
     return results
@@ -680,10 +636,10 @@ def assert_adds(name: str, answer: dict, request: dict):
         assert answer["result"]["content"] == ADD_RESULT["content"], (name, answer)
 
 
-class DictTransport(mcp_min.Transport):
+class DictTransport(mcp_full.Transport):
     """MCPClient straight to server.handle, the dict itself, no JSON: the counterpart of the SDK's direct dispatch."""
 
-    def __init__(self, server: mcp_min.MCPServer):
+    def __init__(self, server: mcp_full.MCPServer):
         super().__init__()
         self.server = server
 
@@ -704,11 +660,7 @@ def http_servers(tmp: pathlib.Path, with_sdk: bool):
                                       "stderr"),
                 "floor": http_child([sys.executable, str(tmp / "http_floor.py")])}
     if with_sdk:
-        port = free_port()
-        process = subprocess.Popen([sys.executable, str(tmp / "sdk_server.py"), "http", str(port)],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for_port(port, process)
-        children["sdk"] = (process, port)
+        children["sdk"] = http_child([sys.executable, str(tmp / "sdk_server.py"), "http"])
     try:
         yield {name: port for name, (_, port) in children.items()}
     finally:
@@ -723,15 +675,15 @@ def scaling_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | None
     results = {}
     encoder, decoder = json.JSONEncoder(), json.JSONDecoder()
     for size in CATALOG_SIZES:  # in memory, JSON each way
-        server = mcp_min.MCPServer("catalog", page_size=size)  # one page: the floor, too, moves the whole list at once
+        server = mcp_full.MCPServer("catalog", page_size=size)  # one page: the floor, too, moves the whole list at once
         for i in range(size):
             server.add_tool(f"tool_{i}", lambda x, y: x + y, "Add two integers.",
                             {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
                              "required": ["x", "y"]})
-        client = mcp_min.MCPClient(mcp_min.InMemoryTransport(server))
+        client = mcp_full.MCPClient(mcp_full.InMemoryTransport(server))
         client.initialize()
-        request = mcp_min.request(1, "tools/list")
-        response = mcp_min.response(1, server.handle(request)["result"])
+        request = mcp_full.request(1, "tools/list")
+        response = mcp_full.response(1, server.handle(request)["result"])
         assert len(client.list_tools(refresh=True)) == size
 
         def floor(i, request=request, response=response):
@@ -753,7 +705,7 @@ def scaling_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | None
     try:
         for size in ARGUMENT_SIZES:  # stdio, the bare line driver: the servers' own work only
             text = ("0123456789abcdef" * (size // 16 + 1))[:size]
-            line = wire_line(mcp_min.request(1, "tools/call", {"name": "echo", "arguments": {"text": text}}))
+            line = wire_line(mcp_full.request(1, "tools/call", {"name": "echo", "arguments": {"text": text}}))
             for name, driver in drivers.items():
                 answer = json.loads(driver.exchange(line))
                 echoed = answer["params"]["arguments"] if name == "floor" else answer["result"]["content"][0]
@@ -780,7 +732,7 @@ def scaling_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | None
 def together(drivers: list, seconds: float) -> float:
     """Calls per second of all drivers at once, each with one tools/call add in flight. One thread serves them
     all through a selector: 64 threads would spend the bench's own share of the cores taking turns at the GIL."""
-    posts = {driver.socket: (driver, driver.post(mcp_min.request(1, "tools/call", ADD))) for driver in drivers}
+    posts = {driver.socket: (driver, driver.post(mcp_full.request(1, "tools/call", ADD))) for driver in drivers}
     selector = selectors.DefaultSelector()
     for sock, (driver, post) in posts.items():
         sock.setblocking(False)
@@ -816,13 +768,13 @@ def startup_rows(rounds: int, tmp: pathlib.Path, with_sdk: bool) -> dict:
     cold, warm = tmp / "cold", tmp / "warm"  # the same files; only warm/ may keep a __pycache__
     for folder in (cold, warm):
         folder.mkdir()
-        for name in ("mcp_min.py", "server_demo.py"):
+        for name in (*MODULES, "server_demo.py"):
             shutil.copy(HERE / name, folder / name)
-        shutil.copy(tmp / "mcp_min_server.py", folder / "mcp_min_server.py")
+        shutil.copy(tmp / "lab_server.py", folder / "lab_server.py")
     python = sys.executable
     contenders = {("python -c pass", "warm"): lambda: launch_time([python, "-c", "pass"], warm_env, False),
                   ("json-only server (floor)", "warm"): lambda: launch_time([python, str(tmp / "json_only.py")], warm_env)}
-    for row, script in (("mcp_min alone", "mcp_min_server.py"), ("server_demo.py", "server_demo.py")):
+    for row, script in (("the lab alone", "lab_server.py"), ("server_demo.py", "server_demo.py")):
         contenders[(row, "cold")] = lambda script=script: launch_time([python, str(cold / script)], cold_env)
         contenders[(row, "warm")] = lambda script=script: launch_time([python, str(warm / script)], warm_env)
     if with_sdk:
@@ -841,8 +793,8 @@ def launch_time(command: list, env: dict, answers: bool = True) -> float:
     if not answers:
         subprocess.run(command, check=True, env=env)
         return time.perf_counter() - start
-    lines = [mcp_min.request(1, "initialize", INIT_PARAMS), mcp_min.notification("notifications/initialized"),
-             mcp_min.request(2, "ping")]
+    lines = [mcp_full.request(1, "initialize", INIT_PARAMS), mcp_full.notification("notifications/initialized"),
+             mcp_full.request(2, "ping")]
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                bufsize=0, env=env)
     process.stdin.write(b"".join(wire_line(message) for message in lines))
@@ -865,10 +817,12 @@ def round_trip_table(results: dict, with_sdk: bool) -> list:
     """Table 1 as Markdown lines."""
     head = ["path", "serialized", "crossed", "mcp_min, calls/s", "floor, calls/s"]
     head += ["official SDK, calls/s"] if with_sdk else []
-    head += ["mcp_min ÷ floor"] + (["mcp_min ÷ SDK"] if with_sdk else [])
+    head += ["mcp_min ÷ floor"] + (["mcp_min ÷ SDK"] if with_sdk else []) + ["the lab, calls/s", "mcp_min ÷ the lab"]
     lines = [table_row(head), table_row(["---"] * 3 + ["---:"] * (len(head) - 3))]
     for row, serialized, crossed in ROUND_TRIPS:
-        lines.append(table_row([row, serialized, crossed] + cells(results[row], with_sdk)))
+        lab = results[row].get("lab")
+        beside = [spread(lab), spread(ratios(results[row]["mcp_min"], lab))] if lab else ["", ""]
+        lines.append(table_row([row, serialized, crossed] + cells(results[row], with_sdk) + beside))
     return lines
 
 
@@ -907,7 +861,7 @@ def cells(values: dict, with_sdk: bool) -> list:
 def session_bytes(tools: int) -> float:
     """Bytes a handshake session over HTTP holds, opened as http_server opens one: server.session(), initialized."""
     import tracemalloc
-    server = mcp_min.MCPServer("weighed")
+    server = mcp_full.MCPServer("weighed")
     for i in range(tools):
         server.add_tool(f"tool_{i}", lambda x, y: x + y, "Add two integers.",
                         {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
@@ -917,8 +871,8 @@ def session_bytes(tools: int) -> float:
     before = tracemalloc.get_traced_memory()[0]
     for _ in range(20):
         session = server.session()
-        session.handle(mcp_min.request(1, "initialize", INIT_PARAMS))
-        session.handle(mcp_min.notification("notifications/initialized"))
+        session.handle(mcp_full.request(1, "initialize", INIT_PARAMS))
+        session.handle(mcp_full.notification("notifications/initialized"))
         sessions.append(session)
     held = (tracemalloc.get_traced_memory()[0] - before) / len(sessions)
     tracemalloc.stop()
@@ -927,23 +881,20 @@ def session_bytes(tools: int) -> float:
 
 def goals_table(results: dict) -> list:
     """Table 4 as Markdown lines: each goal, this run's ratio (median and range), and whether its median meets it."""
-    lines = [table_row(["goal", "compared", "wanted", "this run", "course 000 alone", "met"]),
-             table_row(["---", "---", "---:", "---:", "---:", "---"])]
+    lines = [table_row(["goal", "compared", "wanted", "this run", "met"]), table_row(["---", "---", "---:", "---:", "---"])]
     floor_start = results["json-only server (floor)"]["warm"]
     weighed = [session_bytes(SESSION_CATALOGS[1]) / session_bytes(SESSION_CATALOGS[0]) for _ in range(3)]
-    for row, compared, goal in GOALS:
+    names = {"mcp_min": "mcp_min", "lab": "the lab", "floor": "floor"}
+    for row, top, bottom, goal in GOALS:
         if row.startswith("memory"):
-            values = weighed
+            values, compared = weighed, f"÷ {bottom}"
         elif row in [name for name, _, _ in STARTUP]:
-            values = ratios(results[row]["warm"], floor_start)
+            values, compared = ratios(results[row]["warm"], floor_start), "warm start-up ÷ floor"
         else:
-            values = ratios(results[row]["mcp_min"], results[row]["floor"])
-        ceiling = "-"
-        if "bare" in results.get(row, {}):  # the scratch server of course 000's checks alone, on the same path
-            ceiling = spread(ratios(results[row]["bare"], results[row]["floor"]))
+            values, compared = ratios(results[row][top], results[row][bottom]), f"{names[top]} ÷ {names[bottom]}"
         median = statistics.median(values)
         met = median >= goal if goal > 0 else median <= -goal
-        lines.append(table_row([row, compared, f"{'≥' if goal > 0 else '≤'} {abs(goal)}", spread(values), ceiling,
+        lines.append(table_row([row, compared, f"{'≥' if goal > 0 else '≤'} {abs(goal)}", spread(values),
                                 "yes" if met else "no"]))
     return lines
 
@@ -974,8 +925,6 @@ def report(results: dict, args, with_sdk: bool) -> str:
     machine = (f"Python {platform.python_version()} on {platform.system()} {platform.machine()}, "
                f"{os.cpu_count()} cores")
     lines = [
-        "## How fast",
-        "",
         "`tools/call` round trips per second, and the time from launch to a first answer, for `mcp_min` beside its "
         "floors (the least any server must spend on the same path, measured in the same run) and"
         + (f" the official SDK {sdk_version} doing the same work." if with_sdk else
@@ -995,6 +944,8 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "",
         *round_trip_table(results, with_sdk),
         "",
+        "- *mcp_min* is the project's full layer: `server_demo.py`'s server (`mcp_full.py`) and, as the client, "
+        "`mcp_full`'s `MCPClient`.",
         "- *in memory*: `MCPClient` over `InMemoryTransport` (each message `json.dumps`'d and `json.loads`'d). "
         "Floor: the four `json` calls of one round trip, with a prebuilt encoder and decoder. SDK: `Client` over "
         "its in-memory streams with each message dumped to JSON text and validated back, as its stdio transport "
@@ -1034,10 +985,10 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "",
         "- Each launch sends `initialize`, `notifications/initialized` and `ping` and stops the clock at the answer "
         "to `ping`. The floor imports only `json` and answers each line; `python -c pass` only starts and exits.",
-        "- *mcp_min alone* is a server of one module: `mcp_min.py` and a ten-line script. *No .pyc cache*: "
-        "`PYTHONDONTWRITEBYTECODE=1` in a folder without `__pycache__`, so `mcp_min.py` is compiled at every "
-        "launch, as on a machine that sets it; *warm*: the cache written by an untimed launch first. The SDK's "
-        "server is timed warm (pip compiles its packages when it installs them).",
+        "- *the lab alone* is `mcp_min.py`'s own server over `mcp_stdio.py` (which builds on `mcp_full.py`), from a "
+        "ten-line script. *No .pyc cache*: `PYTHONDONTWRITEBYTECODE=1` in a folder without `__pycache__`, so the "
+        "modules are compiled at every launch, as on a machine that sets it; *warm*: the cache written by an "
+        "untimed launch first. The SDK's server is timed warm (pip compiles its packages when it installs them).",
         "",
         "`python maintainers/bench.py --parse` compares `parse()`, with its depth guard, against `json.loads` on the messages "
         "that stress the guard.",
@@ -1050,14 +1001,11 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "weighs, with `tracemalloc` and three times, 20 handshake sessions opened as `http_server` opens them (`server.session()`, then the "
         f"handshake) on catalogs of {SESSION_CATALOGS[0]:,} and {SESSION_CATALOGS[1]:,} tools: the sessions share "
         "their server's catalog, so a session weighs the same whatever its size.",
-        "- *course 000 alone*: a scratch server that does what course 000 asks and no more (the `jsonrpc` check, the "
-        "gate, a flat table, the lattice's four rungs; no id check, no argument types, no eras, no cancellation, no "
-        "threads), timed as a fourth contender of the same rounds; over HTTP, the floor's `http.server` answers each "
-        "body with its `handle()`; in memory and over stdio with each side's own client, a scratch client builds "
-        "each request and looks for an error in its response. In memory and over stdio it is the most a Python "
-        "server doing those checks reaches beside the same floor on this machine: a goal above it is out of any "
-        "such server's reach. Over HTTP it keeps the floor's header reader, which mcp_min replaced with its own, so "
-        "there mcp_min can pass it.",
+        "- *the lab*: course 000's lab alone, `mcp_min.py`'s own server and client with `add` registered as the lab "
+        "registers a tool, timed as a fourth contender of the same rounds: in memory, its `MCPClient` over its "
+        "`InMemoryTransport`; over stdio and HTTP, its server behind the project's transports (a factory of lab "
+        "servers for `http_server`), driven bare or by its own client. *mcp_min ÷ the lab* is what the full layer "
+        "(`mcp_full.py`, with `server_demo.py`'s catalog) costs a request that uses none of its machinery.",
     ]
     return "\n".join(line if line.startswith(("|", "#")) else prose(line) for line in lines)
 
@@ -1114,10 +1062,10 @@ def write_readme(section: str):
 def parse_cases() -> list:
     """(case, bytes): the messages that stress parse()'s nesting guard, and a plain short one."""
     def call(arguments):
-        return json.dumps(mcp_min.request(1, "tools/call", {"name": "echo", "arguments": arguments})).encode()
+        return json.dumps(mcp_full.request(1, "tools/call", {"name": "echo", "arguments": arguments})).encode()
     code = json.dumps([{"id": i, "name": f"n{i}", "tags": ["a", "b"]} for i in range(55_000)])
     return [
-        ("a short tools/call (add)", json.dumps(mcp_min.request(1, "tools/call", ADD)).encode()),
+        ("a short tools/call (add)", json.dumps(mcp_full.request(1, "tools/call", ADD)).encode()),
         ("a 3.9 MB string argument, no brackets", call({"text": "x" * 3_900_000})),
         ("100,000 small objects", call({"items": [{"id": i, "name": f"n{i}"} for i in range(100_000)]})),
         ("a 3.9 MB string full of brackets", call({"text": "[{]}" * 975_000})),
@@ -1133,8 +1081,8 @@ def parse_table(rounds: int, seconds: float) -> list:
              table_row(["---", "---:", "---:", "---:", "---:"])]
     for case, data in parse_cases():
         # json.loads here is the same prebuilt decoder that parse() uses, on the same text: only the guard differs.
-        values = take_turns({"json": lambda data=data: rate(lambda i: mcp_min.DECODER.decode(data.decode("utf-8")), seconds),
-                             "parse": lambda data=data: rate(lambda i: mcp_min.parse(data), seconds)}, rounds)
+        values = take_turns({"json": lambda data=data: rate(lambda i: mcp_stdio.DECODER.decode(data.decode("utf-8")), seconds),
+                             "parse": lambda data=data: rate(lambda i: mcp_stdio.parse(data), seconds)}, rounds)
         lines.append(table_row([case, size_text(len(data)), spread(values["json"]), spread(values["parse"]),
                                 spread(ratios(values["json"], values["parse"]))]))
     return lines
@@ -1170,10 +1118,10 @@ def main(argv=None) -> int:
         tmp = pathlib.Path(folder)
         for name, text in (("mcp_min_server.py", MCP_MIN_SERVER), ("sdk_server.py", SDK_SERVER),
                            ("stdio_floor.py", STDIO_FLOOR), ("http_floor.py", HTTP_FLOOR),
-                           ("json_only.py", JSON_ONLY_SERVER), ("bare_server.py", BARE_SERVER),
-                           ("bare_http.py", BARE_HTTP)):
+                           ("json_only.py", JSON_ONLY_SERVER), ("lab_server.py", LAB_SERVER)):
             (tmp / name).write_text(text)
-        shutil.copy(HERE / "mcp_min.py", tmp / "mcp_min.py")  # beside mcp_min_server.py, which imports it
+        for module in MODULES:  # beside the servers that import them
+            shutil.copy(HERE / module, tmp / module)
         # One CPU for the bench and every child it starts: a round trip through a pipe or a socket then costs
         # its work, not a wake-up on another CPU, which comes and goes with the scheduler and the machine's
         # other tenants (it doubled the range of a round).

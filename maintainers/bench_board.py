@@ -1,4 +1,4 @@
-"""What the wire board costs a session while nobody watches: board.py beside mcp_min's tap, in one run.
+"""What the wire board costs a session while nobody watches: board.py beside the tap (tap.py), in one run.
 
     python maintainers/bench_board.py            # about half a minute
     python maintainers/bench_board.py --quick    # a few seconds, rougher
@@ -20,7 +20,7 @@ import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the project's folder (this file is in maintainers/)
-TAP = [sys.executable, os.path.join(HERE, "mcp_min.py"), "tap", "--log", os.devnull, "--"]
+TAP = [sys.executable, os.path.join(HERE, "tap.py"), "--log", os.devnull, "--"]
 BOARD = [sys.executable, os.path.join(HERE, "board.py"), "--log", os.devnull, "--"]
 RESPONDER = [sys.executable, "-c", "import json, sys\n"
              "for line in sys.stdin.buffer:\n"

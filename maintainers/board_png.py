@@ -13,7 +13,8 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 sys.path.insert(0, str(ROOT))
 
-from mcp_min import MCPClient, RPCError, StdioTransport  # noqa: E402
+from mcp_full import MCPClient, RPCError  # noqa: E402
+from mcp_stdio import StdioTransport  # noqa: E402
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars"]

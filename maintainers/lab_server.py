@@ -11,7 +11,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # mcp_min.py is one folder up
 
-from mcp_min import MCPServer, serve_stdio  # serve_stdio: where the lab's stdio lives (one line to repoint)
+from mcp_min import MCPServer
+from mcp_stdio import serve_stdio
 
 TWO_NUMBERS = {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
                "required": ["x", "y"]}

@@ -16,10 +16,10 @@ import os
 import pathlib
 import select
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -28,15 +28,15 @@ import pytest
 
 import board
 from board import Board, Fault, Session
-from mcp_min import (STATELESS_CAPABILITIES, CLIENT_CAPABILITIES_KEY, InMemoryTransport, MCPClient, PROTOCOL_VERSION_KEY, RPCError,
-                     error_response, notification, request, response)
+from mcp_full import (CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, InMemoryTransport, MCPClient, RPCError, error_response,
+                      notification, request, response)
 from server_demo import make_server
-from test_transports import LinePipe
+from test_transports import LinePipe, wait_until
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 PYTHON = sys.executable
 DEMO = [PYTHON, str(HERE / "server_demo.py")]
-TAP = [PYTHON, str(HERE / "mcp_min.py"), "tap"]
+TAP = [PYTHON, str(HERE / "tap.py")]
 BOARD = [PYTHON, str(HERE / "board.py")]
 TIMEOUT = 10  # seconds: the most any single wait in this file may take
 STATE_KEY = b"test-board"  # a fixed requestState key, so recorded sessions repeat exactly
@@ -167,7 +167,7 @@ def test_stateless_session_has_no_gate_and_reads_capabilities_from_meta_and_disc
     assert (state["era"], state["version"], state["supported"]) == ("stateless", "2026-07-28",
                                                                     ["2026-07-28", "2025-11-25", "2025-06-18"])
     assert state["host"] == {"info": {"name": "client_demo", "version": "0.1.0"}, "capabilities": {}}
-    assert state["server"] == {"info": SERVER_INFO, "capabilities": STATELESS_CAPABILITIES}
+    assert state["server"] == {"info": SERVER_INFO, "capabilities": CAPABILITIES}
     assert state["gate"] == {"initialize": None, "answered": None, "initialized": None}
     assert board.state_text(state).splitlines()[0] == (
         "era: stateless, version 2026-07-28: no handshake, each request carries it in _meta")
@@ -364,8 +364,10 @@ def test_the_session_reads_nothing_until_somebody_looks():
 def test_reading_late_gives_the_same_events_as_reading_each_line_at_once():
     # The events depend on the recorded times only, not on when a viewer came.
     pairs = recorded(worked_trace)
-    eager, lazy = Session(), Session()
+    now = [0.0]  # both sessions read one clock, which moves only between lines: each line has one time in both
+    eager, lazy = Session(clock=lambda: now[0]), Session(clock=lambda: now[0])
     for direction, line in pairs:
+        now[0] += 0.01
         eager.record(direction, line.encode())
         lazy.record(direction, line.encode())
         eager.catch_up()
@@ -480,16 +482,42 @@ def run_lines(command: list, data: bytes) -> subprocess.CompletedProcess:
     return subprocess.run(command, input=data, capture_output=True, timeout=TIMEOUT, cwd=HERE)
 
 
+def server_answered(log: pathlib.Path, id) -> bool:
+    """Whether the tap's log shows the server's answer to the request id."""
+    for text in (log.read_text(encoding="utf-8").splitlines() if log.exists() else []):
+        try:
+            message = json.loads(text[2:]) if text.startswith("← ") else None
+        except ValueError:
+            continue  # not JSON, or a line still being written
+        if isinstance(message, dict) and "method" not in message and message.get("id") == id:
+            return True
+    return False
+
+
 def through_board(tmp_path, *board_options) -> tuple:
-    """HOST_SCRIPT through the board in front of the tapped demo: what the server got and sent, what the host got."""
+    """HOST_SCRIPT through the board in front of the tapped demo: what the server got and sent, what the host got.
+
+    Each request goes once the server has answered the one before (the inner tap logs an answer before it passes
+    it on, and the board may drop it): requests sent at once may be answered in any order.
+    """
     inner = tmp_path / "server_side.log"
     command = BOARD + ["--log", os.devnull, *board_options, "--"] + TAP + ["--log", str(inner), "--"] + DEMO
-    done = run_lines(command, b"".join(line(m) for m in HOST_SCRIPT))
-    assert done.returncode == 0, done.stderr
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=HERE)
+    try:
+        for message in HOST_SCRIPT:
+            process.stdin.write(line(message))
+            process.stdin.flush()
+            if "id" in message:
+                wait_until(lambda: server_answered(inner, message["id"]), f"the server's answer to {message['method']}")
+        stdout, stderr = process.communicate(timeout=TIMEOUT)
+    finally:
+        process.kill()  # a no-op once it has exited
+        process.wait()
+    assert process.returncode == 0, stderr
     logged = inner.read_text(encoding="utf-8").splitlines()
     got = [text[2:].encode() for text in logged if text.startswith("→ ")]
     sent = [text[2:].encode() for text in logged if text.startswith("← ")]
-    return got, sent, done.stdout.splitlines()
+    return got, sent, stdout.splitlines()
 
 
 HOST_LINES = [line(m).rstrip(b"\n") for m in HOST_SCRIPT]
@@ -702,7 +730,7 @@ def test_relay_passes_every_byte_unchanged_both_ways(tmp_path):
 
 
 def test_board_logs_as_the_tap_does(tmp_path):
-    # The same log, line for line, as `python mcp_min.py tap --log` for the same exchange.
+    # The same log, line for line, as `python tap.py --log` for the same exchange.
     data = b"".join(line(m) for m in HOST_SCRIPT[:3]) + b"not json\n"
     run_lines(TAP + ["--log", str(tmp_path / "tap.log"), "--"] + DEMO, data)
     run_lines(BOARD + ["--log", str(tmp_path / "board.log"), "--"] + DEMO, data)
@@ -786,13 +814,13 @@ def test_the_board_answers_only_local_names_and_its_own_paths():
         assert "<script src" not in html and "<link" not in html and "http" not in html.split("<script>")[1]
 
 
-def stderr_line(process: subprocess.Popen, silence: str) -> str:
-    """The next line on process's stderr within TIMEOUT, read a byte at a time from its file descriptor.
+def stderr_line(process: subprocess.Popen, silence: str, stream: str = "stderr") -> str:
+    """The next line on process's stderr (or its stdout) within TIMEOUT, read a byte at a time from its file descriptor.
 
     readline() on the buffered pipe may read the lines after this one too, and keep them where select()
     cannot see them: the wait for the next line would then time out with that line already read.
     """
-    fd, line, deadline = process.stderr.fileno(), b"", time.monotonic() + TIMEOUT
+    fd, line, deadline = getattr(process, stream).fileno(), b"", time.monotonic() + TIMEOUT
     while not line.endswith(b"\n"):
         remaining = deadline - time.monotonic()
         if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
@@ -844,22 +872,19 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--window-size=1400,1000"]
 
 
-def free_port() -> int:
-    """A loopback port nobody listens on (for chromedriver, which cannot pick its own)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class Browser:
     """Headless Chromium, driven through chromedriver's WebDriver HTTP API with urllib."""
 
     def __init__(self):
         self.profile = tempfile.mkdtemp(prefix="board-chromium-")
-        port = free_port()
-        self.driver = subprocess.Popen([CHROMEDRIVER, f"--port={port}"], stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.DEVNULL)
-        self.base = f"http://127.0.0.1:{port}"
+        # --port=0: the OS picks a free port, and chromedriver names it ("... started successfully on port N.")
+        self.driver = subprocess.Popen([CHROMEDRIVER, "--port=0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        said = ""
+        while "started successfully on port" not in said:
+            said = stderr_line(self.driver, "chromedriver did not say its port", stream="stdout")
+        self.base = f"http://127.0.0.1:{said.rstrip().rstrip('.').split()[-1]}"
+        self.drain = threading.Thread(target=self.driver.stdout.read, daemon=True)  # the rest, so the pipe never fills
+        self.drain.start()
         self.wait_for(lambda: self.call("GET", "/status")["ready"], "chromedriver")
         options = {"binary": CHROMIUM, "args": CHROMIUM_FLAGS + [f"--user-data-dir={self.profile}"]}
         capabilities = {"capabilities": {"alwaysMatch": {"goog:chromeOptions": options}}}
@@ -896,6 +921,8 @@ class Browser:
             self.call("DELETE", f"/session/{self.session}")
         self.driver.terminate()
         self.driver.wait(timeout=TIMEOUT)
+        self.drain.join(TIMEOUT)
+        self.driver.stdout.close()
         shutil.rmtree(self.profile, ignore_errors=True)
 
 

@@ -14,10 +14,12 @@ import time
 
 import pytest
 
-import mcp_min
+import mcp_full
+import mcp_http
+import mcp_stdio
 import server_demo
-import test_mcp_min
-from mcp_min import Context, MCPClient, MCPServer, RPCError, notification, request, response
+import test_full
+from mcp_full import Context, MCPClient, MCPServer, RPCError, notification, request, response
 from test_transports import (DEMO, KINDS, META, TIMEOUT, LinePipe, connected, http_endpoint, line, stateless,
                              text_result)
 
@@ -68,8 +70,8 @@ def test_the_handshake_era_refuses_to_ask_a_client_without_the_capability(kind):
 
 def test_a_client_without_a_callback_answers_minus_32601():
     # A server request the client has no callback for gets -32601 back, and the tool reports it.
-    server = test_mcp_min.asking_server([])
-    client = MCPClient(mcp_min.InMemoryTransport(server))
+    server = test_full.asking_server([])
+    client = MCPClient(mcp_full.InMemoryTransport(server))
     client.capabilities = {"roots": {}}  # declared, yet no on_roots: a client bug, answered cleanly
     client.initialize()
     result = client.call_tool("folders")
@@ -79,8 +81,8 @@ def test_a_client_without_a_callback_answers_minus_32601():
 
 def test_a_client_may_say_its_roots_changed():
     # notifications/roots/list_changed is a notification: no response, and the session goes on.
-    server = test_mcp_min.asking_server([])
-    client = MCPClient(mcp_min.InMemoryTransport(server), on_roots=lambda q: {"roots": []})
+    server = test_full.asking_server([])
+    client = MCPClient(mcp_full.InMemoryTransport(server), on_roots=lambda q: {"roots": []})
     client.initialize()
     client.notify("notifications/roots/list_changed")
     assert client.call_tool("folders")["content"] == text_result("[]")["content"]
@@ -107,76 +109,115 @@ def read_until(pipe: LinePipe, done) -> list:
     return seen
 
 
+def holding_server(released: threading.Event) -> MCPServer:
+    """A server whose tool hold reports its first step, then waits until the test sets released; add answers at once."""
+    server = MCPServer("holding")
+
+    @server.tool()
+    def add(x: int, y: int) -> int:
+        """Add two integers."""
+        return x + y
+
+    @server.tool()
+    def hold(ctx: Context) -> str:
+        """Report progress 1, wait until released, report progress 2."""
+        ctx.progress(1, total=2)
+        if not released.wait(TIMEOUT):
+            return "never released"
+        ctx.progress(2, total=2)
+        return "released"
+    return server
+
+
+HOLD = request(2, "tools/call", {"name": "hold", "_meta": {"progressToken": "p"}})
+
+
+def progress_step(step: int) -> dict:
+    """hold's progress notification for step (1 or 2)."""
+    return notification("notifications/progress", {"progressToken": "p", "progress": step, "total": 2})
+
+
+@contextlib.contextmanager
+def served_stdio(server: MCPServer):
+    """serve_stdio(server) on a thread of this process, over two pipes; yields a LinePipe to it. At the end its
+    input is closed and the server must return."""
+    to_server, from_server = os.pipe(), os.pipe()
+    with open(to_server[0], "rb", buffering=0) as stdin, open(from_server[1], "wb", buffering=0) as stdout:
+        serving = threading.Thread(target=mcp_stdio.serve_stdio, args=(server, stdin, stdout), daemon=True)
+        serving.start()
+        pipe = LinePipe(files=(open(to_server[1], "wb", buffering=0), open(from_server[0], "rb", buffering=0)))
+        try:
+            yield pipe
+        finally:
+            pipe.process.stdin.close()
+            serving.join(TIMEOUT)
+            pipe.process.stdout.close()
+        assert not serving.is_alive()  # end of input ended it
+
+
 def test_ping_is_answered_while_a_slow_tool_runs_over_stdio():
-    # count_slowly 30 takes 3 s; a ping sent after it is answered before it, and before its last progress.
-    pipe = LinePipe(DEMO)
-    try:
+    # hold waits until the test releases it, which the test does only once the pong has come: the pong
+    # arrives while the tool still runs, and the tool then goes on to its end.
+    released = threading.Event()
+    with served_stdio(holding_server(released)) as pipe:
         pipe.write(handshake_lines())
         assert json.loads(pipe.read_line())["id"] == 1
-        pipe.write(line(slow_call(2)))
-        first_progress = json.loads(pipe.read_line())  # the log line comes first
-        while first_progress.get("method") != "notifications/progress":
-            first_progress = json.loads(pipe.read_line())
+        pipe.write(line(HOLD))
+        assert json.loads(pipe.read_line()) == progress_step(1)  # hold is running now
         pipe.write(line(request(3, "ping")))
-        seen = read_until(pipe, lambda m: m.get("id") in (2, 3))
-        assert seen[-1] == response(3, {})
-        progress = [m["params"]["progress"] for m in read_until(pipe, lambda m: m.get("id") == 2)
-                    if m.get("method") == "notifications/progress"]
-        assert progress and progress[-1] == 30  # the tool went on to the end after the ping
-    finally:
-        assert pipe.close() == 0
+        assert json.loads(pipe.read_line()) == response(3, {})
+        released.set()
+        assert read_until(pipe, lambda m: "id" in m) == [progress_step(2), response(2, text_result("released"))]
 
 
 def test_ping_is_answered_while_a_slow_tool_runs_over_http():
-    # Two connections of one session: the ping's POST is answered while the first POST still streams progress.
-    with http_endpoint() as port:
-        caller = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+    # Two connections of one session: the ping's POST is answered while the first POST's tool still waits to
+    # be released, which the helper does only after the pong; so the pong falls between the two progress steps.
+    released, running = threading.Event(), threading.Event()
+    with http_endpoint(lambda: holding_server(released)) as port:
+        caller = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
         seen = []
-        client = MCPClient(caller, on_progress=lambda params: seen.append(("progress", params["progress"])))
-        client.initialize()
-        pinger = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
-        pinger.session_id, pinger.protocol_version = caller.session_id, caller.protocol_version
-        pinged = threading.Event()
 
-        def ping_once_progress_came():
-            while not seen:
-                time.sleep(0.01)
+        def heard(params):
+            seen.append(("progress", params["progress"]))
+            running.set()
+        client = MCPClient(caller, on_progress=heard)
+        client.initialize()
+        pinger = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        pinger.session_id, pinger.protocol_version = caller.session_id, caller.protocol_version
+
+        def ping_once_hold_runs():
+            running.wait(TIMEOUT)
             seen.append(("pong", pinger.send(request(99, "ping"))))
-            pinged.set()
-        helper = threading.Thread(target=ping_once_progress_came)
+            released.set()
+        helper = threading.Thread(target=ping_once_hold_runs)
         helper.start()
-        result = client.call_tool("count_slowly", {"n": 30}, progress=True)
+        result = client.call_tool("hold", progress=True)
         helper.join(TIMEOUT)
-        assert result["content"] == text_result("counted to 30")["content"] and pinged.is_set()
-        pong_at = seen.index(("pong", response(99, {})))
-        assert 0 < pong_at < len(seen) - 1  # the pong arrived between progress notifications: mid-call
+        assert result["content"] == text_result("released")["content"]
+        assert seen == [("progress", 1), ("pong", response(99, {})), ("progress", 2)]
         pinger.connection.close()
         caller.session_id = None
         caller.close()
 
 
 def test_ping_is_answered_while_a_slow_tool_runs_in_memory():
-    # handle() may be called from two threads at once: a ping does not wait for the running tool.
-    server = server_demo.make_server()
-    client = MCPClient(mcp_min.InMemoryTransport(server))
+    # handle() may be called from two threads at once: a ping does not wait for the running tool, which
+    # the test releases only after the pong.
+    released = threading.Event()
+    server = holding_server(released)
+    client = MCPClient(mcp_full.InMemoryTransport(server))
     client.initialize()
-    order = []
-    started = threading.Event()
-
-    def hold() -> str:
-        started.set()
-        time.sleep(0.5)
-        order.append("tool")
-        return "held"
-    server.add_tool("hold", hold)
-    server.allowed_tools.add("hold")
-    worker = threading.Thread(target=lambda: server.handle(request(50, "tools/call", {"name": "hold"})))
+    replies, started = [], threading.Event()
+    server.on_send = started.set  # hold's first progress: it is running
+    worker = threading.Thread(target=lambda: replies.append(server.handle(HOLD)))
     worker.start()
     started.wait(TIMEOUT)
     assert server.handle(request(51, "ping")) == response(51, {})
-    order.append("pong")
+    assert replies == []  # hold is still waiting
+    released.set()
     worker.join(TIMEOUT)
-    assert order == ["pong", "tool"]
+    assert replies == [response(2, text_result("released"))]
 
 
 def test_a_slow_request_that_ends_leaves_the_next_readers_clock_alone():
@@ -197,11 +238,7 @@ def test_a_slow_request_that_ends_leaves_the_next_readers_clock_alone():
         released.set()
         return ctx.elicit("value", "First?", {"type": "object"})["content"]["value"]
 
-    to_server, from_server = os.pipe(), os.pipe()
-    with open(to_server[0], "rb", buffering=0) as stdin, open(from_server[1], "wb", buffering=0) as stdout:
-        serving = threading.Thread(target=mcp_min.serve_stdio, args=(server, stdin, stdout), daemon=True)
-        serving.start()
-        pipe = LinePipe(files=(open(to_server[1], "wb", buffering=0), open(from_server[0], "rb", buffering=0)))
+    with served_stdio(server) as pipe:
         pipe.write(handshake_lines())
         assert json.loads(pipe.read_line())["id"] == 1
         pipe.write(line(request(2, "tools/call", {"name": "hold"})))
@@ -210,21 +247,34 @@ def test_a_slow_request_that_ends_leaves_the_next_readers_clock_alone():
         pipe.write(line(response(question["id"], {"action": "accept", "content": {"value": "x"}})))
         seen = read_until(pipe, lambda m: m.get("id") == 3)
         assert seen[-1] == response(3, text_result("x"))
-        pipe.process.stdin.close()
-        serving.join(TIMEOUT)
-        assert not serving.is_alive()
-        pipe.process.stdout.close()
+
+
+def test_a_notification_is_handled_before_the_line_after_it_is_read():
+    # Only a request may hand the reading on to a new reader: notifications/initialized, however long its
+    # handling takes (here 0.2 s, as when its reader is descheduled), opens the gate before the next request
+    # is read, and that request is served, not refused -32600.
+    class Slow(MCPServer):
+        def _notice(self, method, params):
+            time.sleep(0.2)  # four times SLOW_S
+            super()._notice(method, params)
+
+    with served_stdio(Slow("slow")) as pipe:
+        pipe.write(line(request(1, "initialize", INIT)))
+        assert json.loads(pipe.read_line())["id"] == 1
+        pipe.write(line(notification("notifications/initialized")) + line(request(2, "tools/list")))
+        assert json.loads(pipe.read_line()) == response(2, {"tools": []})
 
 
 # ---- cancellation ----
 
 def test_a_cancelled_call_gets_no_response_and_the_next_call_works_over_stdio():
     # notifications/cancelled reaches the running count_slowly, which stops; no response ever has its id.
+    # count_slowly 100 would count for 10 s (TIMEOUT): it ends early only because the cancellation reached it.
     pipe = LinePipe(DEMO)
     try:
         pipe.write(handshake_lines())
         pipe.read_line()
-        pipe.write(line(slow_call(2)))
+        pipe.write(line(slow_call(2, n=100)))
         seen = read_until(pipe, lambda m: m.get("method") == "notifications/progress")
         pipe.write(line(notification("notifications/cancelled", {"requestId": 2, "reason": "enough"})))
         pipe.write(line(request(3, "tools/call", {"name": "add", "arguments": {"x": 2, "y": 3}})))
@@ -232,11 +282,11 @@ def test_a_cancelled_call_gets_no_response_and_the_next_call_works_over_stdio():
         assert seen[-1] == response(3, text_result("5"))
     finally:
         pipe.process.stdin.close()
-        rest = [json.loads(text) for text in pipe.process.stdout.read().splitlines()]
+        rest = [json.loads(text) for text in pipe.process.stdout.read().splitlines()]  # the server exits once the tool stops
         pipe.process.wait(TIMEOUT)
     later = [m for m in seen + rest if m.get("id") == 2]
     progress = [m["params"]["progress"] for m in seen + rest if m.get("method") == "notifications/progress"]
-    assert later == [] and max(progress) < 30  # no response, and the tool stopped counting early
+    assert later == [] and max(progress) < 100  # no response, and the tool stopped counting early
 
 
 def test_a_request_that_ended_is_forgotten_so_a_late_cancel_reaches_nothing():
@@ -250,7 +300,7 @@ def test_a_request_that_ended_is_forgotten_so_a_late_cancel_reaches_nothing():
         kept.append(ctx)
         return "kept"
 
-    client = MCPClient(mcp_min.InMemoryTransport(server))
+    client = MCPClient(mcp_full.InMemoryTransport(server))
     client.initialize()
     client.call_tool("remember")
     client.notify("notifications/cancelled", {"requestId": kept[0].id, "reason": "too late"})
@@ -294,7 +344,7 @@ def test_closing_the_stream_cancels_a_stateless_call_over_http():
         while not record and time.monotonic() < deadline:
             time.sleep(0.02)
         assert record and record[0].startswith("cancelled after")
-        client = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp"))
+        client = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp"))
         client.connect()
         assert [tool["name"] for tool in client.list_tools()] == ["spin"]
 
@@ -304,16 +354,17 @@ def test_notifications_cancelled_reaches_a_call_in_an_http_session():
     record = []
     with http_endpoint(lambda: cancelling_server(record)) as port:
         url = f"http://127.0.0.1:{port}/mcp"
-        caller = mcp_min.HttpTransport(url, timeout=TIMEOUT)
-        client = MCPClient(caller)
+        caller = mcp_http.HttpTransport(url, timeout=TIMEOUT)
+        running = threading.Event()
+        client = MCPClient(caller, on_progress=lambda params: running.set())
         client.initialize()
-        other = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        other = mcp_http.HttpTransport(url, timeout=TIMEOUT)
         other.session_id, other.protocol_version = caller.session_id, caller.protocol_version
 
-        def cancel_soon():
-            time.sleep(0.2)
+        def cancel_once_it_runs():
+            running.wait(TIMEOUT)  # spin's first progress: the call is running, so the cancellation finds it
             other.send(notification("notifications/cancelled", {"requestId": 2}))
-        threading.Thread(target=cancel_soon).start()
+        threading.Thread(target=cancel_once_it_runs).start()
         with pytest.raises(ConnectionError):
             client.call_tool("spin", progress=True)  # the stream ended and held no response
         assert record and record[0].startswith("cancelled after")
@@ -321,20 +372,25 @@ def test_notifications_cancelled_reaches_a_call_in_an_http_session():
         other.connection.close()
 
 
-def test_the_client_cancels_when_its_own_timeout_expires_and_ignores_the_late_response():
-    # StdioTransport(timeout=0.3): count_slowly 5 takes 0.5 s, so the client sends notifications/cancelled
-    # and raises; the next call gets its own response, never the late one.
+def test_the_client_cancels_when_its_own_timeout_expires_and_no_response_to_that_call_ever_comes():
+    # The timeout cut to 0.3 s for one call (the handshake had the whole TIMEOUT): count_slowly 100 would count
+    # for 10 s, so the client sends notifications/cancelled and raises; the next call gets its own response; and
+    # everything the server writes until it exits (once the cancelled tool has stopped) holds nothing for id 2.
     wire = []
-    transport = mcp_min.StdioTransport(DEMO, timeout=0.3, trace=lambda d, m: wire.append((d, m)))
+    transport = mcp_stdio.StdioTransport(DEMO, timeout=TIMEOUT, trace=lambda d, m: wire.append((d, m)))
     client = MCPClient(transport)
     client.initialize()
+    transport.timeout = 0.3
     with pytest.raises(TimeoutError):
-        client.call_tool("count_slowly", {"n": 5})
+        client.call_tool("count_slowly", {"n": 100})
     assert wire[-1] == ("→", notification("notifications/cancelled", {"requestId": 2, "reason": "no response in 0.3 s"}))
     transport.timeout = TIMEOUT
     assert client.call_tool("add", {"x": 2, "y": 3}) == text_result("5")
-    assert [m for d, m in wire if d == "←" and m.get("id") == 2] == []
-    assert transport.close() == 0
+    transport.process.stdin.close()
+    rest = [json.loads(text) for text in transport.process.stdout.read().splitlines()]
+    assert transport.process.wait(TIMEOUT) == 0
+    transport.process.stdout.close()
+    assert [m for d, m in wire if d == "←" and m.get("id") == 2] + [m for m in rest if m.get("id") == 2] == []
 
 
 # ---- progress over HTTP arrives while the tool runs ----
@@ -352,7 +408,7 @@ def test_progress_reaches_an_http_client_before_the_tool_finishes():
         return "heard" if heard.wait(TIMEOUT) else "nobody heard"
 
     with http_endpoint(lambda: server) as port:
-        client = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT),
+        client = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT),
                            on_progress=lambda params: heard.set())
         client.connect()
         assert client.call_tool("wait_to_be_heard", progress=True)["content"] == text_result("heard")["content"]
@@ -415,8 +471,8 @@ def test_a_cancelled_listen_stream_ends_without_a_response():
 
 def test_listen_delivers_resource_updates_only_for_the_uris_asked():
     # resourceSubscriptions names URIs: resources/updated arrives for those alone.
-    server = test_mcp_min.course_server()
-    transport = mcp_min.InMemoryTransport(server)
+    server = test_full.course_server()
+    transport = mcp_full.InMemoryTransport(server)
     ack = transport.listen(listen_request(1, resourceSubscriptions=["file:///readme.txt"]))
     assert ack["params"]["notifications"] == {"resourceSubscriptions": ["file:///readme.txt"]}
     server.resource_updated("file:///readme.txt")
@@ -425,9 +481,25 @@ def test_listen_delivers_resource_updates_only_for_the_uris_asked():
         "uri": "file:///readme.txt", "_meta": {"io.modelcontextprotocol/subscriptionId": 1}})]
 
 
+def test_a_change_made_the_moment_the_acknowledgement_arrives_reaches_the_stream():
+    # The stream is listed before its acknowledgement goes out: a change the client makes the moment it hears
+    # the acknowledgement (here from its notification hook, before listen() has even returned) is not lost.
+    server = test_full.course_server()
+    transport = mcp_full.InMemoryTransport(server)
+
+    def on_notification(message):
+        if message["method"] == "notifications/subscriptions/acknowledged":
+            server.add_tool("subtract", test_full.subtract, notify=True)
+    transport.on_notification = on_notification
+    assert transport.listen(listen_request(1, toolsListChanged=True))["params"]["notifications"] == {
+        "toolsListChanged": True}
+    assert transport.drain() == [notification("notifications/tools/list_changed",
+                                              {"_meta": {"io.modelcontextprotocol/subscriptionId": 1}})]
+
+
 def test_listen_is_a_2026_method():
     # In a handshake session there is no subscriptions/listen: -32601.
-    server = test_mcp_min.ready_server()
+    server = test_full.ready_server()
     reply = server.handle(request(9, "subscriptions/listen", {"notifications": {"toolsListChanged": True}}))
     assert reply["error"]["code"] == -32601
 
@@ -475,12 +547,12 @@ def test_many_concurrent_http_clients_on_one_session_lose_nothing():
     # Eight threads, 25 calls each, all on one handshake session: every response is its own.
     with http_endpoint() as port:
         url = f"http://127.0.0.1:{port}/mcp"
-        first = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        first = mcp_http.HttpTransport(url, timeout=TIMEOUT)
         MCPClient(first).initialize()
         results, errors = {}, []
 
         def caller(worker: int):
-            transport = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+            transport = mcp_http.HttpTransport(url, timeout=TIMEOUT)
             transport.session_id, transport.protocol_version = first.session_id, first.protocol_version
             try:
                 for n in range(25):
@@ -503,8 +575,8 @@ def test_many_concurrent_http_clients_on_one_session_lose_nothing():
 
 def test_a_transport_with_no_client_behind_it_answers_a_question_with_minus_32601():
     # A bare transport (no MCPClient set its on_request) has nobody to ask: it says so, and the tool hears it.
-    server = test_mcp_min.confirming_server()
-    transport = mcp_min.InMemoryTransport(server)
+    server = test_full.confirming_server()
+    transport = mcp_full.InMemoryTransport(server)
     transport.send(request(1, "initialize", INIT))  # declares elicitation, as a client that then cannot answer
     transport.send(notification("notifications/initialized"))
     reply = transport.send(request(2, "tools/call", {"name": "delete_db"}))

@@ -15,10 +15,14 @@ import time
 
 import pytest
 
-import mcp_min
-from mcp_min import Context, InMemoryTransport, MCPClient, MCPServer
+import mcp_full
+import mcp_http
+import mcp_stdio
+from mcp_full import Context, InMemoryTransport, MCPClient, MCPServer
 from test_lessons import LESSONS, NOTEBOOKS, build, exercise_cells, notebook, stdout_of
 from test_transports import DEMO, TIMEOUT, http_endpoint
+
+MODULES = ["mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "tap", "board", "report_card"]  # pyproject.toml's py-modules
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 
@@ -64,7 +68,7 @@ print("server exited with code", server.wait(timeout=10))
 '''
 
 # Course 002, "The Initialization Handshake": the server's construction. The SDK's import line becomes the lab's.
-COURSE_002_SERVER = '''from mcp_min import MCPServer as FastMCP  # course 002: from mcp.server.fastmcp import FastMCP
+COURSE_002_SERVER = '''from mcp_full import MCPServer as FastMCP  # course 002: from mcp.server.fastmcp import FastMCP
 
 mcp = FastMCP(
     name="policy-docs-server",
@@ -172,7 +176,7 @@ def registering(code: str) -> str:
 
 @pytest.mark.parametrize("mistake, code, said", [
     ("a parameter without a type hint", "@server.tool()\ndef add(x, y: int) -> int:\n    return x + y",
-     "TypeError: add's parameter 'x' needs a type hint, such as x: int or x: str: the hint says what JSON the client must send"),
+     "TypeError: add's parameter 'x' needs a type hint, such as x: int or x: str (or pass input_schema={...}): the hint says what JSON the client must send"),
     ("a tool name with a space", "server.add_tool('my tool', lambda: 1)",
      "ValueError: 'my tool' is not a tool name: 1 to 128 letters, digits, '_', '-' or '.' (spec 2025-11-25)"),
     ("two tools under one name", "@server.tool()\ndef add(x: int) -> int:\n    return x\n"
@@ -214,13 +218,14 @@ def test_the_decorators_work_without_parentheses_too():
 def test_a_dict_with_a_stray_type_key_is_data_not_a_content_block():
     # {"type": "user", ...} is what the tool found, not an image: it goes out as text and structuredContent.
     found = {"type": "user", "name": "ada"}
-    assert mcp_min.tool_result(found) == {"content": [{"type": "text", "text": json.dumps(found)}],
+    assert MCPServer("results").tool_result(found) == {"content": [{"type": "text", "text": json.dumps(found)}],
                                           "structuredContent": found}
 
 
 BUGGY = """import sys
 sys.path.insert(0, {root!r})
-from mcp_min import MCPServer, serve_stdio
+from mcp_full import MCPServer
+from mcp_stdio import serve_stdio
 
 server = MCPServer("buggy")
 
@@ -239,14 +244,14 @@ def test_a_tools_own_bug_names_its_line_on_stderr_and_never_on_stdout(tmp_path):
     # The client reads the isError text; the server's author reads where it happened, on stderr.
     script = tmp_path / "buggy.py"
     script.write_text(BUGGY.format(root=str(HERE)), encoding="utf-8")
-    meta = {mcp_min.PROTOCOL_VERSION_KEY: "2026-07-28", mcp_min.CLIENT_CAPABILITIES_KEY: {}}
-    call = mcp_min.request(1, "tools/call", {"name": "average", "arguments": {"numbers": []}, "_meta": meta})
+    meta = {mcp_full.PROTOCOL_VERSION_KEY: "2026-07-28", mcp_full.CLIENT_CAPABILITIES_KEY: {}}
+    call = mcp_full.request(1, "tools/call", {"name": "average", "arguments": {"numbers": []}, "_meta": meta})
     done = subprocess.run([sys.executable, str(script)], input=json.dumps(call).encode() + b"\n",
                           capture_output=True, timeout=TIMEOUT)
     [reply] = [json.loads(line) for line in done.stdout.splitlines()]
     assert reply["result"]["content"] == [{"type": "text", "text": "ERROR: division by zero"}]
     assert done.stderr.decode().splitlines() == [
-        "mcp_min: the tool average failed:", '  File "buggy.py", line 11, in average',
+        "mcp_min: the tool average failed:", '  File "buggy.py", line 12, in average',
         "    return sum(numbers) / len(numbers)", "ZeroDivisionError: division by zero"]
 
 
@@ -255,11 +260,11 @@ def test_a_client_used_before_it_connects_says_so_on_every_transport(kind):
     # The same clear error, before anything is sent, whatever the transport.
     if kind == "http":
         with http_endpoint() as port:
-            client = MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp"))
+            client = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp"))
             with pytest.raises(RuntimeError) as early:
                 client.call_tool("add", {"x": 1, "y": 2})
     else:
-        transport = (InMemoryTransport(MCPServer("x")) if kind == "memory" else mcp_min.StdioTransport(DEMO))
+        transport = (InMemoryTransport(MCPServer("x")) if kind == "memory" else mcp_stdio.StdioTransport(DEMO))
         client = MCPClient(transport)
         with pytest.raises(RuntimeError) as early:
             client.call_tool("add", {"x": 1, "y": 2})
@@ -267,7 +272,7 @@ def test_a_client_used_before_it_connects_says_so_on_every_transport(kind):
     assert str(early.value) == "connect first: client.connect() (or client.initialize()) before tools/call"
 
 
-class Silent(mcp_min.Transport):
+class Silent(mcp_full.Transport):
     """A transport to a server that never answers: it notes how long each request was given."""
 
     def __init__(self):
@@ -379,8 +384,8 @@ def test_the_classroom_order_solves_every_exercise_every_time(path):
 # ---- your own server, anywhere ----
 
 def readme_block(title: str) -> str:
-    """The first python block after a README heading."""
-    text = (HERE / "README.md").read_text(encoding="utf-8")
+    """The first python block after a heading of docs/hosts.md (where the README sends a reader with tools of their own)."""
+    text = (HERE / "docs" / "hosts.md").read_text(encoding="utf-8")
     section = text[text.index(f"## {title}"):]
     return section.split("```python\n", 1)[1].split("```", 1)[0]
 
@@ -390,7 +395,8 @@ def test_the_readmes_own_server_runs_verbatim_from_another_folder(tmp_path):
     script = tmp_path / "my_server.py"
     script.write_text(readme_block("Serving your own tools"), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(HERE)}  # what pip install -e . gives
-    client = MCPClient(mcp_min.StdioTransport([sys.executable, str(script)], env=env, timeout=TIMEOUT))
+    client = MCPClient(mcp_stdio.StdioTransport([sys.executable, str(script)], env=env, timeout=TIMEOUT))
+    client.ping()  # the server is up and reading: connect()'s probe (a third of TIMEOUT) times its answer alone
     client.connect()
     assert [tool["name"] for tool in client.list_tools()] == ["add", "count"]
     assert client.call_tool("add", {"x": 2, "y": 3})["content"][0]["text"] == "5"
@@ -405,7 +411,7 @@ def test_pip_install_makes_mcp_min_importable_from_any_folder(tmp_path, editable
     # the folder it installs from (build/, mcp_min.egg-info/): a copy of the project's packaging, not the clone.
     project = tmp_path / "project"
     project.mkdir()
-    for name in ("pyproject.toml", "mcp_min.py"):
+    for name in ("pyproject.toml", *(module + ".py" for module in MODULES)):
         (project / name).write_bytes((HERE / name).read_bytes())
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
@@ -413,6 +419,6 @@ def test_pip_install_makes_mcp_min_importable_from_any_folder(tmp_path, editable
     done = subprocess.run(pip + (["-e", str(project)] if editable else [str(project)]), capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    probe = subprocess.run([str(venv / "bin" / "python"), "-c", "import mcp_min; print(mcp_min.MCPServer.__name__)"],
+    probe = subprocess.run([str(venv / "bin" / "python"), "-c", f"import {', '.join(MODULES)}; print(mcp_full.MCPServer.__name__)"],
                            capture_output=True, text=True, timeout=TIMEOUT, cwd=tmp_path)
     assert probe.stdout == "MCPServer\n"

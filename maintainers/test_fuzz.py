@@ -11,7 +11,7 @@ works out on its own what the lab promises (docs/reference.md, "Limits and bad i
   an object without an "id" (a notification), or a response to us     nothing at all
   a blank line (stdio only)                                            nothing at all
 
-and then checks the server did exactly that, in order, with every error code one of mcp_min.ERROR_CODES,
+and then checks the server did exactly that, in order, with every error code one of mcp_full.ERROR_CODES,
 and that a plain tools/call still works afterwards.
 """
 
@@ -22,10 +22,11 @@ import random
 import subprocess
 import sys
 
-import mcp_min
+import mcp_full
+import mcp_stdio
 import server_demo
-from mcp_min import (CLIENT_CAPABILITIES_KEY, MAX_DEPTH, MAX_MESSAGE_BYTES, PROTOCOL_VERSION_KEY,
-                     InMemoryTransport, MCPClient, RPCError, notification, request)
+from mcp_full import (CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, InMemoryTransport, MCPClient, RPCError, notification, request)
+from mcp_stdio import MAX_DEPTH, MAX_MESSAGE_BYTES
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 # Every demo tool but count_slowly, which sleeps n/10 s: a fuzzed n of 2**70 would hold the test forever.
@@ -271,10 +272,10 @@ def assert_well_formed(reply: dict):
     if "result" in reply:
         assert isinstance(reply["result"], dict)
     else:
-        assert reply["error"]["code"] in mcp_min.ERROR_CODES, reply["error"]
+        assert reply["error"]["code"] in mcp_full.ERROR_CODES, reply["error"]
         assert isinstance(reply["error"]["message"], str)
         if reply["id"] is None:
-            assert reply["error"]["code"] in (mcp_min.PARSE_ERROR, mcp_min.INVALID_REQUEST), reply["error"]
+            assert reply["error"]["code"] in (mcp_full.PARSE_ERROR, mcp_full.INVALID_REQUEST), reply["error"]
 
 
 ADD_RESULT = {"content": [{"type": "text", "text": "5"}]}
@@ -294,9 +295,9 @@ def fuzz_in_memory(lines: list, initialize: bool):
         if not line.strip():
             continue  # a transport never hands a blank line to handle
         try:
-            message = mcp_min.parse(line)
+            message = mcp_stdio.parse(line)
         except RPCError as exc:  # the transport edge answers these, with id null
-            assert (expected, exc.code) == (NULL_ID, mcp_min.PARSE_ERROR), line[:200]
+            assert (expected, exc.code) == (NULL_ID, mcp_full.PARSE_ERROR), line[:200]
             continue
         reply = transport.send(message)  # nothing may raise out of handle, nor out of the transport
         if expected == SILENT:

@@ -18,11 +18,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-import mcp_min
+import mcp_full
+import mcp_http
+import mcp_stdio
 import server_demo
-from mcp_min import (CLIENT_CAPABILITIES_KEY, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, MAX_DEPTH,
-                     MAX_MESSAGE_BYTES, PARSE_ERROR, PROTOCOL_VERSION_KEY, TOOL_NOT_ALLOWED, HttpTransport,
-                     InMemoryTransport, MCPClient, MCPServer, RPCError, StdioTransport, notification, request)
+from mcp_full import (CLIENT_CAPABILITIES_KEY, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, PROTOCOL_VERSION_KEY, TOOL_NOT_ALLOWED, InMemoryTransport, MCPClient, MCPServer, RPCError, notification, request)
+from mcp_http import HttpTransport
+from mcp_stdio import MAX_DEPTH, MAX_MESSAGE_BYTES, StdioTransport
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "hardening", "version": "1"}}
@@ -30,10 +32,10 @@ ERAS = {"handshake": "handshake", "auto": "stateless"}  # connect(mode) -> the e
 STATELESS_META = {PROTOCOL_VERSION_KEY: "2026-07-28", CLIENT_CAPABILITIES_KEY: {}}
 SCRIPT = """import pathlib, sys
 sys.path[:0] = [{root!r}, {root!r} + "/maintainers"]
-import mcp_min
+import mcp_stdio
 import test_hardening
 marks = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else None
-mcp_min.serve_stdio(test_hardening.{builder}(lambda name: (marks / name).touch()))
+mcp_stdio.serve_stdio(test_hardening.{builder}(lambda name: (marks / name).touch()))
 """
 
 
@@ -282,23 +284,31 @@ def nested_call(id, depth: int) -> bytes:
 
 def test_parse_takes_max_depth_and_refuses_one_level_more():
     # The depth the module promises to read, and a clear parse error just past it.
-    assert mcp_min.parse(nested_call(1, MAX_DEPTH))["id"] == 1
+    assert mcp_stdio.parse(nested_call(1, MAX_DEPTH))["id"] == 1
     with pytest.raises(RPCError) as refused:
-        mcp_min.parse(nested_call(2, MAX_DEPTH + 1))
+        mcp_stdio.parse(nested_call(2, MAX_DEPTH + 1))
     assert refused.value.code == PARSE_ERROR
     assert str(MAX_DEPTH) in refused.value.message
 
 
 def test_stdio_limits_give_clear_errors_and_the_session_goes_on():
-    # Over a line too long and a message too deep, then a normal call on the same session.
-    demo = [sys.executable, str(HERE / "server_demo.py")]
-    replies, _, _ = run_stdio(demo, HANDSHAKE + [
+    # Over a line too long and a message too deep, then a normal call on the same session. Each line is sent
+    # once the one before it is answered: lines sent at once may be answered in any order.
+    from test_transports import LinePipe  # here, not at the top: the server scripts below import this module
+    pipe = LinePipe([sys.executable, str(HERE / "server_demo.py")])
+    pipe.write(HANDSHAKE[0] + b"\n")
+    replies = [json.loads(pipe.read_line())]
+    pipe.write(HANDSHAKE[1] + b"\n")
+    for data in [
         padded_ping(1, MAX_MESSAGE_BYTES + 1),  # one byte over: refused, id unreadable
         padded_ping(2, MAX_MESSAGE_BYTES),  # exactly the limit: served
         nested_call(3, MAX_DEPTH),  # as deep as allowed: parsed (weather wants a string)
         nested_call(4, MAX_DEPTH + 1),  # one level deeper: refused before json.loads recurses
         line(call(5, "add", {"x": 2, "y": 3})),
-    ])
+    ]:
+        pipe.write(data + b"\n")
+        replies.append(json.loads(pipe.read_line()))
+    assert pipe.close() == 0
     assert [reply["id"] for reply in replies] == [0, None, 2, 3, None, 5]
     assert replies[1]["error"]["code"] == INVALID_REQUEST
     assert str(MAX_MESSAGE_BYTES) in replies[1]["error"]["message"]
@@ -310,10 +320,10 @@ def test_stdio_limits_give_clear_errors_and_the_session_goes_on():
 
 
 class ServedHttp:
-    """mcp_min.http_server on a free loopback port, served by a thread until the with-block ends."""
+    """mcp_http.http_server on a free loopback port, served by a thread until the with-block ends."""
 
     def __init__(self, factory):
-        self.httpd = mcp_min.http_server(factory, port=0)
+        self.httpd = mcp_http.http_server(factory, port=0)
         self.port = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -21,7 +21,6 @@ import json
 import pathlib
 import re
 import select
-import socket
 import subprocess
 import sys
 import time
@@ -38,13 +37,17 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.types import ElicitResult  # noqa: E402
 
-import mcp_min  # noqa: E402
+import mcp_full  # noqa: E402
+import mcp_http  # noqa: E402
+import mcp_stdio  # noqa: E402
+from test_transports import wait_until  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 SERVER_DEMO = str(HERE / "server_demo.py")
-MCP_MIN = str(HERE / "mcp_min.py")
+TAP = str(HERE / "tap.py")
 
 SDK_DEADLINE = 20  # seconds for one whole SDK client session; the auto probe alone may wait 10 s
+SDK_START_S = 20  # seconds an SDK server may take to start serving: about one at rest, over ten on a crowded machine
 READ_TIMEOUT = 5  # seconds the SDK client waits for any one answer
 
 # What server_demo.py answers to the calls every scenario makes.
@@ -63,7 +66,7 @@ MODERN = "2026-07-28"
 def tapped_demo(log: pathlib.Path, *demo_args: str) -> StdioServerParameters:
     """server_demo.py behind mcp_min's wire tap, which logs every line to log as `→ {json}` / `← {json}`."""
     return StdioServerParameters(command=sys.executable, cwd=str(HERE),
-                                 args=[MCP_MIN, "tap", "--log", str(log), "--", sys.executable, SERVER_DEMO,
+                                 args=[TAP, "--log", str(log), "--", sys.executable, SERVER_DEMO,
                                        *demo_args])
 
 
@@ -186,9 +189,21 @@ def run_sdk_over_http(url: str, mode: str) -> tuple[dict, list]:
 
 SDK_SERVER = '''
 """A small server written with the official SDK, for mcp_min's client to drive."""
+import contextlib
+import sys
+
 from mcp.server import MCPServer
 
-server = MCPServer("sdk-side", version="2.3.0-interop")
+SERVING = "sdk-side: serving"  # on stderr once the SDK is imported and serves: a client may start its clock
+
+
+@contextlib.asynccontextmanager
+async def announce(server):
+    print(SERVING, file=sys.stderr, flush=True)
+    yield {}
+
+
+server = MCPServer("sdk-side", version="2.3.0-interop", lifespan=announce)
 
 
 @server.tool()
@@ -230,26 +245,20 @@ if __name__ == "__main__":
 
 @pytest.fixture(scope="module")
 def sdk_http_url(tmp_path_factory):
-    """The SDK server above over Streamable HTTP on a free port; its URL once it accepts connections."""
+    """The SDK server above over Streamable HTTP on a port the OS picks; its URL once uvicorn says it listens."""
     folder = tmp_path_factory.mktemp("sdk_http")
     (folder / "sdk_server.py").write_text(SDK_SERVER, encoding="utf-8")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    with open(folder / "stderr.log", "wb") as stderr:
-        process = subprocess.Popen([sys.executable, str(folder / "sdk_server.py"), "--http", str(port)],
+    log = folder / "stderr.log"
+    with open(log, "wb") as stderr:  # port 0: the OS picks a free port, and uvicorn names it (no race for one)
+        process = subprocess.Popen([sys.executable, str(folder / "sdk_server.py"), "--http", "0"],
                                    stdout=subprocess.DEVNULL, stderr=stderr)
     try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"the SDK server did not listen on {port}: {(folder / 'stderr.log').read_text()}")
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        def listening():
+            if process.poll() is not None:
+                pytest.fail(f"the SDK server exited ({process.returncode}): {log.read_text()}")
+            return re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", log.read_text(encoding="utf-8"))
+        wait_until(listening, "uvicorn to say where it listens", SDK_START_S)
+        yield listening().group(1) + "/mcp"
     finally:
         stop(process)
 
@@ -342,7 +351,7 @@ def test_official_client_reads_a_non_ascii_uri_over_http_with_a_base64_mcp_name(
     error = anyio.run(scenario)
     assert names[-1] == "=?base64?" + base64.b64encode(uri.encode()).decode() + "?="
     # server_demo knows no such policy: over stdio this is -32602 with data {"uri": ...}, never a header mismatch.
-    assert (error.code, error.data) == (mcp_min.INVALID_PARAMS, {"uri": uri}), (error.code, error.message)
+    assert (error.code, error.data) == (mcp_full.INVALID_PARAMS, {"uri": uri}), (error.code, error.message)
 
 
 # ---- 3. mcp_min's client drives a server written with the SDK ----
@@ -352,10 +361,15 @@ def test_mcp_min_client_calls_sdk_server_over_stdio_in_each_mode(mode, era, vers
     # mcp_min's client connects to an SDK MCPServer (auto: stateless via discover; handshake: no probe) and uses it all.
     script = tmp_path / "sdk_server.py"
     script.write_text(SDK_SERVER, encoding="utf-8")
-    with open(tmp_path / "sdk_server.stderr", "wb") as stderr:  # the SDK logs a traceback for explode
-        client = mcp_min.MCPClient(mcp_min.StdioTransport([sys.executable, str(script)], timeout=10,
+    log = tmp_path / "sdk_server.stderr"
+    with open(log, "wb") as stderr:  # the SDK logs a traceback for explode
+        client = mcp_full.MCPClient(mcp_stdio.StdioTransport([sys.executable, str(script)], timeout=10,
                                                           stderr=stderr))
         try:
+            # The SDK imports for a second or more (several on a loaded machine): connect()'s probe, a third of
+            # the 10 s, starts once the server says it serves, so that it times the answer, not the imports.
+            wait_until(lambda: "sdk-side: serving" in log.read_text(encoding="utf-8"), "the SDK server to serve",
+                       SDK_START_S)
             client.connect(mode=mode)
             tools = client.list_tools()
             added = client.call_tool("add", {"x": 2, "y": 3})
@@ -395,7 +409,7 @@ def test_mcp_min_client_calls_sdk_server_over_stdio_in_each_mode(mode, era, vers
 @pytest.mark.parametrize("mode, era, version", [("auto", "stateless", MODERN), ("handshake", "handshake", "2025-11-25")])
 def test_mcp_min_client_calls_sdk_server_over_http_in_each_mode(mode, era, version, sdk_http_url):
     # mcp_min's HttpTransport talks to the SDK's Streamable HTTP server (JSON or event-stream answers) in both eras.
-    client = mcp_min.MCPClient(mcp_min.HttpTransport(sdk_http_url, timeout=10))
+    client = mcp_full.MCPClient(mcp_http.HttpTransport(sdk_http_url, timeout=10))
     try:
         client.connect(mode=mode)
         tools = client.list_tools()
@@ -421,7 +435,7 @@ def test_mcp_min_client_reads_uris_that_need_a_base64_mcp_name_from_sdk_server(s
     # A URI with edge whitespace or non-Latin-1 text must reach the SDK server intact in the Mcp-Name header.
     read = {}
     for uri in ("greet://ada ", "greet://世界"):
-        client = mcp_min.MCPClient(mcp_min.HttpTransport(sdk_http_url, timeout=10))  # one each: a failure
+        client = mcp_full.MCPClient(mcp_http.HttpTransport(sdk_http_url, timeout=10))  # one each: a failure
         try:  # can leave the client's HTTP connection unusable
             client.connect(mode="auto")
             read[uri] = client.read_resource(uri)["contents"][0]["text"]
@@ -443,12 +457,12 @@ NEGOTIATION = [("2025-06-18", "2025-06-18"), ("2025-11-25", "2025-11-25"), ("202
 @pytest.mark.parametrize("offered, answered", NEGOTIATION)
 def test_server_demo_negotiates_each_offered_version_over_raw_stdio(offered, answered):
     # A hand-built initialize line over stdio gets the version mcp_min's negotiation rule picks.
-    transport = mcp_min.StdioTransport([sys.executable, SERVER_DEMO], timeout=10)
+    transport = mcp_stdio.StdioTransport([sys.executable, SERVER_DEMO], timeout=10)
     try:
-        reply = transport.send(mcp_min.request(1, "initialize", {
+        reply = transport.send(mcp_full.request(1, "initialize", {
             "protocolVersion": offered, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}))
-        transport.send(mcp_min.notification("notifications/initialized"))
-        pong = transport.send(mcp_min.request(2, "tools/call", {"name": "add", "arguments": {"x": 2, "y": 3}}))
+        transport.send(mcp_full.notification("notifications/initialized"))
+        pong = transport.send(mcp_full.request(2, "tools/call", {"name": "add", "arguments": {"x": 2, "y": 3}}))
     finally:
         exit_code = transport.close()
     assert exit_code == 0  # server_demo exits cleanly on end of input
@@ -558,7 +572,8 @@ def test_official_legacy_client_answers_delete_db_through_a_server_request(actio
 ASKING_SERVER = '''
 import sys
 sys.path.insert(0, {root!r})
-from mcp_min import Context, MCPServer, serve_stdio
+from mcp_full import Context, MCPServer
+from mcp_stdio import serve_stdio
 
 server = MCPServer("asking")
 FORM = {{"type": "object", "properties": {{"value": {{"type": "string"}}}}, "required": ["value"]}}
@@ -611,7 +626,7 @@ def test_official_client_finishes_a_two_round_call_and_a_three_question_round(tm
     async def scenario():
         with anyio.fail_after(SDK_DEADLINE):
             server = StdioServerParameters(command=sys.executable, cwd=str(HERE),
-                                           args=[MCP_MIN, "tap", "--log", str(log), sys.executable, str(script)])
+                                           args=[TAP, "--log", str(log), sys.executable, str(script)])
             async with Client(server, mode=MODERN, read_timeout_seconds=READ_TIMEOUT, elicitation_callback=elicit,
                               sampling_callback=sample, list_roots_callback=roots) as client:
                 return await client.call_tool("two_rounds", {}), await client.call_tool("all_at_once", {})
@@ -684,3 +699,55 @@ def test_official_client_listens_over_http_and_sees_subtract_appear():
                     return [tool.name for tool in (await client.list_tools()).tools]
     with served_demo_over_http() as url:
         assert "subtract" in anyio.run(scenario, url)
+
+
+# ---- 4. the official client drives the lab alone ----
+
+LAB_SERVER = """import sys
+sys.path.insert(0, {root!r})
+from mcp_min import MCPServer
+from mcp_stdio import serve_stdio
+
+XY = {{"type": "object", "properties": {{"x": {{"type": "integer"}}, "y": {{"type": "integer"}}}}, "required": ["x", "y"]}}
+server = MCPServer("course-lab", allowed_tools={{"add"}})  # course 000's lab: delete_db exists, not allowed
+server.add_tool("add", lambda x, y: x + y, "Add two integers.", XY)
+server.add_tool("delete_db", lambda: "deleted", "Delete the database.")
+server.add_resource("file:///readme.txt", "hello")
+server.add_prompt("summarize_incident", lambda severity: "Summarize this " + severity + "-severity incident.",
+                  "Summarize an incident.", [{{"name": "severity", "required": True}}])
+serve_stdio(server)
+"""
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_official_client_drives_the_lab_alone_over_stdio(mode, tmp_path):
+    # mcp_min.py's own server behind mcp_stdio.py: the SDK's handshake works, course 000's lattice answers. In auto
+    # mode the probe (server/discover) meets the lab's gate (-32600), so the SDK initializes at once.
+    script = tmp_path / "lab_server.py"
+    script.write_text(LAB_SERVER.format(root=str(HERE)), encoding="utf-8")
+    log = tmp_path / "wire.log"
+
+    async def scenario():
+        with anyio.fail_after(SDK_DEADLINE):
+            params = StdioServerParameters(command=sys.executable, args=[TAP, "--log", str(log), "--", sys.executable,
+                                                                         str(script)])
+            async with Client(params, mode=mode, read_timeout_seconds=READ_TIMEOUT) as client:
+                tools = await client.list_tools()
+                added = await client.call_tool("add", {"x": 2, "y": 3})
+                with pytest.raises(sdk_session.MCPError) as refused:
+                    await client.call_tool("delete_db", {})
+                readme = await client.read_resource("file:///readme.txt")
+                prompt = await client.get_prompt("summarize_incident", {"severity": "high"})
+                return tools, added, refused.value, readme, prompt, client.protocol_version
+    tools, added, refused, readme, prompt, version = anyio.run(scenario)
+    assert [tool.name for tool in tools.tools] == ["add", "delete_db"]
+    assert ([(block.type, block.text) for block in added.content], added.is_error) == ([("text", "5")], False)
+    assert (refused.error.code, refused.error.message) == (-32600, "tool 'delete_db' not permitted for this session")
+    assert [c.text for c in readme.contents] == ["hello"]
+    assert prompt.messages[0].content.text == "Summarize this high-severity incident."
+    sent, received = read_tap(log)
+    opening = (["server/discover"] if mode == "auto" else []) + ["initialize", "notifications/initialized"]
+    assert [m["method"] for m in sent][:len(opening)] == opening
+    initialized = [m["result"] for m in received if "protocolVersion" in m.get("result", {})]
+    assert [result["protocolVersion"] for result in initialized] == ["2025-11-25"]  # the handshake's, on the wire
+    assert version == "2025-11-25"

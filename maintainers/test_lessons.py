@@ -1,12 +1,19 @@
-"""The lessons: every notebook runs, is valid nbformat 4, stores current outputs, and its exercises are solvable."""
+"""The lessons: every notebook runs, is valid nbformat 4, stores current outputs, and its exercises are solvable.
+
+Course 000's lessons (LAB) open mcp_min.py alone, and their naive versions fail the way the course says.
+"""
 
 import functools
+import importlib
 import importlib.util
+import inspect
+import io
 import json
 import pathlib
 import re
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -14,8 +21,13 @@ HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (t
 LESSONS = HERE / "lessons"
 NOTEBOOKS = sorted(LESSONS.glob("[0-9]*.ipynb"))
 SOLUTIONS = sorted((LESSONS / "solutions").glob("*.py"))
-BANNERS = re.findall(r"^# ---- (\d+)\. (.+?) ----$", (HERE / "mcp_min.py").read_text(encoding="utf-8"), re.M)
+SECTIONED = ["mcp_min.py", "mcp_full.py", "mcp_stdio.py", "mcp_http.py", "tap.py"]  # the numbered sections, 1-11
+BANNERS = {(number, title): name for name in SECTIONED for number, title in
+           re.findall(r"^# ---- (\d+)\. (.+?) ----$", (HERE / name).read_text(encoding="utf-8"), re.M)}
+PROJECT = ["mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "tap", "board", "report_card", "diagram", "server_demo", "client_demo"]
 FIRST_CELL = "import sys, pathlib  # the project's folder (with mcp_min.py): where the notebook runs, or above it"
+LAB = ["01", "02", "03", "04", "07"]  # course 000's seams: these lessons open mcp_min.py alone (07 until its last part)
+BEYOND = "## Beyond course 000"  # the heading of a lab lesson's last part, where it moves on to mcp_full.py
 
 
 def load_build():
@@ -82,18 +94,127 @@ def test_notebook_is_valid_nbformat_4(path):
     assert len(ids) == len(set(ids))
 
 
+def prose_of(nb: dict) -> str:
+    """A notebook's markdown, as one string."""
+    return "\n".join(build.source_of(c) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def lab_part(nb: dict) -> list:
+    """A lab lesson's cells before its BEYOND heading (all of them, if it has none)."""
+    cells = nb["cells"]
+    marks = [i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and build.source_of(c).startswith(BEYOND)]
+    return cells[:marks[0]] if marks else cells
+
+
+def project_imports(code: str) -> set:
+    """The project's modules a cell's code imports."""
+    found = set()
+    for line in code.splitlines():
+        match = re.match(r"\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., ]+))", line)
+        if match:
+            names = [match.group(1)] if match.group(1) else [n.strip().split(" ")[0] for n in match.group(2).split(",")]
+            found |= {name.split(".")[0] for name in names if name.split(".")[0] in PROJECT}
+    return found
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_is_short_imports_mcp_min_and_names_its_sections(path):
-    # 10-25 cells; the project root on sys.path first; mcp_min imported, never copied; course and module cited.
+def test_notebook_is_short_imports_the_project_and_names_its_sections(path):
+    # 10-25 cells; the project root on sys.path first; the project imported, never copied; course and module cited.
     nb = notebook(path)
     code = [build.source_of(c) for c in build.code_cells(nb)]
-    prose = "\n".join(build.source_of(c) for c in nb["cells"] if c["cell_type"] == "markdown")
+    prose = prose_of(nb)
     assert 10 <= len(nb["cells"]) <= 25
     assert code[0].startswith(FIRST_CELL)
-    assert any(re.search(r"^(import mcp_min|from mcp_min import)", c, re.M) for c in code)
+    imported = set().union(*(project_imports(c) for c in code))
+    assert imported & {"mcp_min", "mcp_full", "board"}, "the notebook imports nothing of the project"
     assert not any(re.search(r"^class (MCPServer|MCPClient)\b", c, re.M) for c in code)
     assert re.search(r"\b00[024]\b", prose), "no course text cited"
-    assert any(f"{number}. {title}" in prose for number, title in BANNERS), "no mcp_min.py section cited"
+    cited = re.findall(r"section `(\d+)\. ([^`]+)`", prose)
+    assert cited, "no module section cited"
+    for number, title in cited:
+        assert (number, title) in BANNERS, f"section `{number}. {title}` is no module's banner"
+    for name, number, title in re.findall(r"`(\w+\.py)`, section `(\d+)\. ([^`]+)`", prose):
+        assert BANNERS[number, title] == name, f"section {number} is in {BANNERS[number, title]}, not {name}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_lab_lesson_imports_mcp_min_alone_and_the_others_the_full_layer(path):
+    # Course 000's lessons import mcp_min and nothing else of the project until a "Beyond course 000" part;
+    # the others import the full layer (or the board), never the lab's module alone.
+    nb = notebook(path)
+    if path.name[:2] in LAB:
+        part = lab_part(nb)
+        code = [build.source_of(c) for c in part if c["cell_type"] == "code"]
+        assert len(code) >= 5
+        assert [project_imports(c) for c in code][0] == {"mcp_min"}
+        assert set().union(*(project_imports(c) for c in code)) == {"mcp_min"}
+        rest = [build.source_of(c) for c in nb["cells"][len(part):] if c["cell_type"] == "code"]
+        assert not rest or "mcp_full" in project_imports(rest[0]), "the last part starts by importing mcp_full"
+    else:
+        assert BEYOND not in prose_of(nb)
+        code = [build.source_of(c) for c in build.code_cells(nb)]
+        assert project_imports(code[0]) & {"mcp_full", "board"}
+
+
+LOADED = ("import sys, pathlib\n"
+          "print(sorted(name for name, module in sys.modules.items() if getattr(module, '__file__', None)"
+          " and pathlib.Path(module.__file__).resolve().parent in (ROOT, ROOT / 'lessons')))")
+
+
+@pytest.mark.parametrize("number", LAB)
+def test_a_lab_lesson_runs_on_mcp_min_alone_its_checks_and_solutions_too(number, tmp_path):
+    # The lab part, each exercise in it solved and checked, loads no module of the project but mcp_min
+    # (and lessons/checks.py): not through diagram.py, server_demo.py or a check.
+    [path] = [nb for nb in NOTEBOOKS if nb.name.startswith(number + "_")]
+    nb = notebook(path)
+    part = {**nb, "cells": lab_part(nb)}
+    (tmp_path / path.name).write_text(json.dumps(part), encoding="utf-8")
+    exercises = exercise_cells(part)
+    solved = {exercise: (LESSONS / "solutions" / f"{exercise}.py").read_text(encoding="utf-8") for exercise in exercises}
+    outputs = build.run_notebook(tmp_path / path.name, replace=solved, afterwards=(LOADED,))
+    printed = stdout_of(outputs)
+    for exercise in exercises:
+        assert f"exercise {exercise}: solved" in printed
+    loaded = eval(stdout_of(outputs[-1:]))
+    assert "mcp_min" in loaded and set(loaded) <= {"mcp_min", "lessons.checks"}, loaded
+
+
+def cited_modules() -> list:
+    """The project's modules whose names a lesson may cite."""
+    return [importlib.import_module(name) for name in ("mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "tap", "board")]
+
+
+def parameters(cls: type) -> dict:
+    """The parameters a class is called with (none known for a built-in's subclass, such as an exception)."""
+    try:
+        return inspect.signature(cls).parameters
+    except ValueError:
+        return {}
+
+
+def defined(name: str, modules: list) -> bool:
+    """Whether name (a function, class, constant, method, attribute or a class's parameter; "Class.attr" too) is defined in a module."""
+    first, _, rest = name.partition(".")
+    holders = [getattr(m, first) for m in modules if hasattr(m, first)]
+    if not holders and not rest:
+        classes = [v for m in modules for v in vars(m).values() if isinstance(v, type)]
+        assigned = re.compile(rf"self\.{re.escape(first)}\b[^=\n]*=")  # an attribute an instance gets in __init__
+        return any(hasattr(c, first) or first in parameters(c) for c in classes) or any(
+            assigned.search(pathlib.Path(m.__file__).read_text(encoding="utf-8")) for m in modules)
+    return bool(holders) and (not rest or any(hasattr(h, rest) for h in holders))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_name_a_lessons_module_line_cites_is_in_the_code(path):
+    # The "- Module:" line names functions, classes and methods: each one exists (a rename leaves none stale).
+    first = build.source_of(notebook(path)["cells"][0])
+    line = first[first.index("- Module:"):]
+    names = re.findall(r"`@?(?:server\.)?([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)?)(?:\([^`]*\))?`", line)
+    names = [name for name in names if not name.endswith("py") and name not in ("mcp_min", "mcp_full")]
+    assert names
+    modules = cited_modules()
+    missing = [name for name in names if not defined(name, modules)]
+    assert not missing, f"{path.name} cites names the code does not have: {missing}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -121,6 +242,7 @@ def test_each_exercise_has_a_check_and_a_solution_and_starts_unsolved(path):
         assert (LESSONS / "solutions" / f"{exercise}.py").exists()
         assert f"exercise {exercise}: not solved yet (" in printed
         assert f"exercise {exercise}: solved" not in printed
+        assert [o for o in fresh_run(path.name)[index + 1] if o.get("name") == "stderr"] == []
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -133,6 +255,13 @@ def test_each_exercise_comes_with_a_hint(path):
         assert "Hint:" in text, exercise
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_each_lesson_ends_with_a_self_check(path):
+    # The last cell asks the questions a student should now be able to answer: at least three, numbered.
+    last = build.source_of(notebook(path)["cells"][-1])
+    assert last.startswith("**Self-check.** (1) ") and "(3) " in last
+
+
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.name)
 def test_solution_solves_its_exercise(path):
     # The solution's whole text replaces the exercise cell, and the check then reports it solved.
@@ -140,7 +269,112 @@ def test_solution_solves_its_exercise(path):
     [lesson] = [nb for nb in NOTEBOOKS if nb.name.startswith(exercise[:2] + "_")]
     assert exercise in exercise_cells(notebook(lesson))
     outputs = build.run_notebook(lesson, replace={exercise: path.read_text(encoding="utf-8")})
-    assert f"exercise {exercise}: solved\n" in stdout_of(outputs)
+    cells = build.code_cells(notebook(lesson))
+    index = next(i for i, c in enumerate(cells) if c["metadata"].get("exercise") == exercise)
+    check_cell = outputs[index + 1]  # its check: "solved" last, and no traceback or report on stderr before it
+    assert stdout_of([check_cell]).endswith(f"exercise {exercise}: solved\n")
+    assert [o for o in check_cell if o.get("name") == "stderr"] == []
+
+
+# ---- the naive versions fail as course 000 says ----
+
+# lesson: (a code cell's marker, what its fresh output must show, a probe run after the notebook, what the probe prints)
+NAIVE = {
+    "02_errors.ipynb": (  # "no try at all": the serving loop dies of the resource's own bug, "total: " + 42
+        "def naive_serve", """the loop crashed: TypeError('can only concatenate str (not "int") to str')""",
+        "import traceback\nprint(type(crash).__name__, crash, traceback.extract_tb(crash.__traceback__)[-1].name)",
+        'TypeError can only concatenate str (not "int") to str report\n'),
+    "04_tools.ipynb": (  # "a tool exception escaping": the division by zero itself reaches handle, as -32603
+        "class NaiveServer", """"message": "internal error: ZeroDivisionError('division by zero')\"""",
+        "import traceback\n"
+        "try:\n"
+        "    make_server(NaiveServer)._call_tool({'name': 'divide', 'arguments': {'a': 1, 'b': 0}})\n"
+        "except Exception as escaped:\n"
+        "    print(type(escaped).__name__, escaped, traceback.extract_tb(escaped.__traceback__)[-1].name)",
+        "ZeroDivisionError division by zero divide\n"),
+}
+
+
+@pytest.mark.parametrize("name", NAIVE)
+def test_a_naive_version_fails_of_the_bug_the_course_names(name):
+    # The exception is the one the text describes (type, message, and the function it came from), not a
+    # mismatch with the lab's API; and the notebook, run now, prints it.
+    marker, shown, probe, probed = NAIVE[name]
+    cells = build.code_cells(notebook(LESSONS / name))
+    [index] = [i for i, c in enumerate(cells) if marker in build.source_of(c)]
+    outputs = build.run_notebook(LESSONS / name, afterwards=(probe,))
+    assert shown in stdout_of([outputs[index]])
+    assert stdout_of(outputs[-1:]) == probed
+
+
+def gate_opens_at_the_initialize_response(send) -> list:
+    """What a server answered, through send, to: initialize, tools/list before initialized, initialized, tools/list."""
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    replies = [send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
+               send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+               send({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+               send({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})]
+    return [None if reply is None else sorted(set(reply) & {"result", "error"}) for reply in replies]
+
+
+def spec_gate_server(layer: str):
+    """Solution 03-1's class, on the lab's MCPServer or on the full layer's (the lesson names its base mcp_min.MCPServer)."""
+    namespace = {"mcp_min": importlib.import_module(layer)}
+    exec((LESSONS / "solutions" / "03-1.py").read_text(encoding="utf-8"), namespace)
+    return namespace["SpecGateServer"]
+
+
+@pytest.mark.parametrize("layer", ["mcp_min", "mcp_full"])
+@pytest.mark.parametrize("transport", ["memory", "stdio", "http"])
+def test_the_spec_gate_solution_serves_on_every_transport(layer, transport, tmp_path):
+    # Solution 03-1 leaves handle alone, so it serves in memory, over stdio and over HTTP (which hands the full
+    # layer's handle a stream), on either layer: tools/list works between the initialize response and initialized.
+    import mcp_min
+    SpecGateServer = spec_gate_server(layer)
+    if transport == "memory":
+        replies = gate_opens_at_the_initialize_response(mcp_min.InMemoryTransport(SpecGateServer("gate")).send)
+    elif transport == "stdio":
+        import mcp_stdio
+        script = tmp_path / "gate.py"
+        script.write_text(f"import sys\nsys.path.insert(0, {str(HERE)!r})\nimport {layer} as mcp_min\nimport mcp_stdio\n"
+                          + (LESSONS / "solutions" / "03-1.py").read_text(encoding="utf-8")
+                          + "\nmcp_stdio.serve_stdio(SpecGateServer('gate'))\n", encoding="utf-8")
+        child = mcp_stdio.StdioTransport([sys.executable, str(script)], timeout=30)
+        try:
+            replies = gate_opens_at_the_initialize_response(child.send)
+        finally:
+            assert child.close() == 0
+    else:
+        import mcp_http
+        httpd = mcp_http.http_server(SpecGateServer("gate") if layer == "mcp_full" else lambda: SpecGateServer("gate"))
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        try:
+            client = mcp_http.HttpTransport(f"http://127.0.0.1:{httpd.server_address[1]}/mcp", timeout=30)
+            replies = gate_opens_at_the_initialize_response(client.send)
+            client.close()
+        finally:
+            httpd.shutdown()
+            httpd.server_close()
+    assert replies == [["result"], ["result"], None, ["result"]]
+
+
+def test_the_sdk_check_says_when_it_compares_with_a_recorded_answer(monkeypatch, capsys):
+    # Without the official SDK, exercise 11-2's check cannot watch it: it says that it compares the predictions
+    # with what mcp 2.3.0 was seen to do, and a wrong prediction is still wrong.
+    import importlib.metadata
+    from lessons import checks
+
+    def absent(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", absent)
+    ns = {"DEMO": [], "ROOT": HERE, "PREDICTION": dict(checks.SEEN_WITH_MCP_2_3_0)}
+    checks.check("11-2", ns)
+    said = capsys.readouterr().out.splitlines()
+    assert said[-1] == "exercise 11-2: solved"
+    assert "not installed here" in said[0] and "mcp 2.3.0 was seen to do" in said[0]
+    checks.check("11-2", {**ns, "PREDICTION": {"tool-error": "returns", "stray-line": "returns"}})
+    assert capsys.readouterr().out.splitlines()[-1] == "exercise 11-2: not solved yet (under --fault tool-error the SDK's call_tool raises)"
 
 
 def test_lessons_readme_lists_every_lesson():

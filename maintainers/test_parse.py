@@ -5,8 +5,10 @@ import random
 
 import pytest
 
-import mcp_min
-from mcp_min import MAX_DEPTH, PARSE_ERROR, RPCError
+import mcp_full
+import mcp_stdio
+from mcp_full import PARSE_ERROR, RPCError
+from mcp_stdio import MAX_DEPTH
 
 TOO_DEEP = f"parse error: nested deeper than {MAX_DEPTH} levels"
 
@@ -14,7 +16,7 @@ TOO_DEEP = f"parse error: nested deeper than {MAX_DEPTH} levels"
 def refusal(data) -> str:
     """The message of the PARSE_ERROR that parse(data) raises."""
     with pytest.raises(RPCError) as caught:
-        mcp_min.parse(data)
+        mcp_stdio.parse(data)
     assert caught.value.code == PARSE_ERROR
     return caught.value.message
 
@@ -44,13 +46,13 @@ def depth(value) -> int:
                          ids=["arrays", "objects", "objects inside arrays"])
 def test_max_depth_levels_are_read_and_one_more_is_refused(build):
     # Arrays and objects count alike: exactly MAX_DEPTH is a message, MAX_DEPTH + 1 a parse error.
-    assert depth(mcp_min.parse(build(MAX_DEPTH))) == MAX_DEPTH
+    assert depth(mcp_stdio.parse(build(MAX_DEPTH))) == MAX_DEPTH
     assert refusal(build(MAX_DEPTH + 1)) == TOO_DEEP
 
 
 def test_the_limit_holds_for_bytes_and_for_text():
     # The wire gives bytes; a caller may hand over a str: the same answer either way.
-    assert depth(mcp_min.parse(arrays(MAX_DEPTH).encode())) == MAX_DEPTH
+    assert depth(mcp_stdio.parse(arrays(MAX_DEPTH).encode())) == MAX_DEPTH
     assert refusal(arrays(MAX_DEPTH + 1).encode()) == TOO_DEEP
 
 
@@ -64,7 +66,7 @@ def test_nesting_far_past_the_limit_is_refused_without_recursing():
 def test_many_shallow_values_are_not_deep():
     # Width is not depth: a hundred thousand small objects side by side nest two levels.
     message = json.dumps([{"id": i, "tags": ["a", "b"]} for i in range(100_000)])
-    assert depth(mcp_min.parse(message)) == 3
+    assert depth(mcp_stdio.parse(message)) == 3
 
 
 # -- brackets inside strings are text --
@@ -72,7 +74,7 @@ def test_many_shallow_values_are_not_deep():
 def test_brackets_inside_a_string_are_text():
     # A string full of brackets is not nesting, whether short or long, opening or closing.
     for text in ("[" * 500, "]" * 500, "{[" * 300, "]}" * 300, "[" * 5_000_000):
-        assert mcp_min.parse(json.dumps({"text": text})) == {"text": text}
+        assert mcp_stdio.parse(json.dumps({"text": text})) == {"text": text}
 
 
 def test_closing_brackets_inside_strings_do_not_hide_real_depth():
@@ -85,19 +87,19 @@ def test_closing_brackets_inside_strings_do_not_hide_real_depth():
 def test_opening_brackets_inside_strings_do_not_add_depth():
     # At the limit with strings of "[" at every level: still exactly MAX_DEPTH.
     message = "".join('["[[{",' for _ in range(MAX_DEPTH)) + "0" + "]" * MAX_DEPTH
-    assert depth(mcp_min.parse(message)) == MAX_DEPTH
+    assert depth(mcp_stdio.parse(message)) == MAX_DEPTH
 
 
 def test_an_escaped_quote_does_not_end_a_string():
     # \" is a quote inside the string, so the brackets after it are still text.
     message = '{"text": "say \\"hi\\" ' + "[" * 500 + '"}'
-    assert mcp_min.parse(message) == {"text": 'say "hi" ' + "[" * 500}
+    assert mcp_stdio.parse(message) == {"text": 'say "hi" ' + "[" * 500}
 
 
 def test_an_escaped_backslash_before_a_quote_ends_the_string():
     # "\\" is one backslash and the quote after it closes the string: the brackets that follow are real.
     assert refusal('["\\\\", ' + arrays(MAX_DEPTH) + "]") == TOO_DEEP
-    assert depth(mcp_min.parse('["\\\\", ' + arrays(MAX_DEPTH - 1) + "]")) == MAX_DEPTH
+    assert depth(mcp_stdio.parse('["\\\\", ' + arrays(MAX_DEPTH - 1) + "]")) == MAX_DEPTH
     assert refusal('["\\\\\\"", ' + arrays(MAX_DEPTH) + "]") == TOO_DEEP  # \\ then \" then the closing quote
 
 
@@ -105,7 +107,7 @@ def test_long_strings_before_or_after_the_deep_part_change_nothing():
     # A megabyte string, or many small ones, on either side of the nesting: the limit is the same.
     for before, after in (('"' + "x" * 1_000_000 + '"', "0"), ("0", '"' + "[" * 1_000_000 + '"'),
                           (",".join(['"k"'] * 200), "0"), ('"\\\\\\"' + "]" * 1000 + '"', "0")):
-        assert depth(mcp_min.parse(f"[{before}, {arrays(MAX_DEPTH - 1, after)}]")) == MAX_DEPTH
+        assert depth(mcp_stdio.parse(f"[{before}, {arrays(MAX_DEPTH - 1, after)}]")) == MAX_DEPTH
         assert refusal(f"[{before}, {arrays(MAX_DEPTH, after)}]") == TOO_DEEP
 
 
@@ -127,7 +129,7 @@ def test_parse_agrees_with_json_loads_and_a_depth_count_on_generated_messages():
     for _ in range(200):
         message = json.dumps(value(rng.randrange(MAX_DEPTH - 3, MAX_DEPTH + 3)), ensure_ascii=rng.random() < 0.5)
         if depth(json.loads(message)) <= MAX_DEPTH:
-            assert mcp_min.parse(message.encode()) == json.loads(message)
+            assert mcp_stdio.parse(message.encode()) == json.loads(message)
         else:
             assert refusal(message.encode()) == TOO_DEEP
 

@@ -25,15 +25,21 @@ import types
 
 import pytest
 
+import mcp_full
 import mcp_min
+import mcp_full
+import mcp_stdio
+import mcp_http
+import mcp_stdio
 import server_demo
-import test_mcp_min
-from mcp_min import MAX_DEPTH, MAX_MESSAGE_BYTES, RPCError, error_response, notification, request, response
+import test_full
+from mcp_full import RPCError, error_response, notification, request, response
+from mcp_stdio import MAX_DEPTH, MAX_MESSAGE_BYTES
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 PYTHON = sys.executable
 DEMO = [PYTHON, str(HERE / "server_demo.py")]
-TAP = [PYTHON, str(HERE / "mcp_min.py"), "tap"]
+TAP = [PYTHON, str(HERE / "tap.py")]
 TIMEOUT = 10  # seconds: the most any single wait in this file may take
 KINDS = ["memory", "stdio", "http"]
 
@@ -106,7 +112,7 @@ WORKED_TRACE = [
 ]
 
 
-def run_worked_trace(client: mcp_min.MCPClient):
+def run_worked_trace(client: mcp_full.MCPClient):
     """Drive course 000's six steps through an MCPClient; the delete_db refusal is part of the trace."""
     client.initialize(protocol_version="2025-06-18")
     client.list_tools()
@@ -187,9 +193,9 @@ class LinePipe:
             self.process.stdout.close()
 
 
-def wait_until(condition, what: str):
-    """Poll condition() until it is true, or fail after TIMEOUT."""
-    deadline = time.monotonic() + TIMEOUT
+def wait_until(condition, what: str, seconds: float = TIMEOUT):
+    """Poll condition() until it is true, or fail after seconds (TIMEOUT)."""
+    deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline:
             raise TimeoutError(f"gave up waiting for {what}")
@@ -198,8 +204,8 @@ def wait_until(condition, what: str):
 
 @contextlib.contextmanager
 def http_endpoint(factory=server_demo.make_server):
-    """mcp_min.http_server on a free loopback port, served in a thread; yields the port, then shuts down."""
-    httpd = mcp_min.http_server(factory, port=0)
+    """mcp_http.http_server on a free loopback port, served in a thread; yields the port, then shuts down."""
+    httpd = mcp_http.http_server(factory, port=0)
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
@@ -259,9 +265,9 @@ def stateless(id: int, method: str, params: dict | None = None, meta: dict | Non
     return message, headers
 
 
-def notes_server() -> mcp_min.MCPServer:
+def notes_server() -> mcp_full.MCPServer:
     """A server whose notes a tool rewrites: the source of notifications/resources/updated."""
-    server = mcp_min.MCPServer("notes")
+    server = mcp_full.MCPServer("notes")
     notes = {"today": "nothing yet", "tomorrow": "nothing yet"}
     for day in notes:
         server.add_resource(f"note://{day}", lambda day=day: notes[day], name=day)
@@ -282,12 +288,12 @@ def notes_server() -> mcp_min.MCPServer:
     return server
 
 
-NOTES_STDIO = [PYTHON, "-c", f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(HERE / 'maintainers')!r}]; import mcp_min, test_transports; "
-                             "mcp_min.serve_stdio(test_transports.notes_server())"]
-ASKING_STDIO = [PYTHON, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import mcp_min, test_mcp_min; "
-                              "mcp_min.serve_stdio(test_mcp_min.asking_server([]))"]
+NOTES_STDIO = [PYTHON, "-c", f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(HERE / 'maintainers')!r}]; import mcp_stdio, test_transports; "
+                             "mcp_stdio.serve_stdio(test_transports.notes_server())"]
+ASKING_STDIO = [PYTHON, "-c", f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(HERE / 'maintainers')!r}]; import mcp_stdio, test_full; "
+                              "mcp_stdio.serve_stdio(test_full.asking_server([]))"]
 SERVERS = {"demo": (server_demo.make_server, DEMO), "notes": (notes_server, NOTES_STDIO),
-           "asking": (lambda: test_mcp_min.asking_server([]), ASKING_STDIO)}
+           "asking": (lambda: test_full.asking_server([]), ASKING_STDIO)}
 
 
 @contextlib.contextmanager
@@ -300,19 +306,24 @@ def connected(kind: str, server: str = "demo", **client_options):
 
     factory, command = SERVERS[server]
     if kind == "memory":
-        yield mcp_min.MCPClient(mcp_min.InMemoryTransport(factory(), trace=trace), **client_options), wire
+        yield mcp_full.MCPClient(mcp_full.InMemoryTransport(factory(), trace=trace), **client_options), wire
     elif kind == "stdio":
-        transport = mcp_min.StdioTransport(command, trace=trace, timeout=TIMEOUT)
+        transport = mcp_stdio.StdioTransport(command, timeout=TIMEOUT)
+        # A ping, left off the trace, first: the child is up and reading before the test begins, so that the
+        # probe connect() sends (a third of TIMEOUT) times the server's answer, not its start (a second or two
+        # for a server that imports pytest, on a loaded machine).
+        assert transport.send(request(0, "ping")) == response(0, {})
+        transport.trace = trace
         try:
-            yield mcp_min.MCPClient(transport, **client_options), wire
+            yield mcp_full.MCPClient(transport, **client_options), wire
         finally:
             exit_code = transport.close()
         assert exit_code == 0  # reached only when the test itself passed
     else:
         with http_endpoint(factory) as port:
-            transport = mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp", trace=trace, timeout=TIMEOUT)
+            transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", trace=trace, timeout=TIMEOUT)
             try:
-                yield mcp_min.MCPClient(transport, **client_options), wire
+                yield mcp_full.MCPClient(transport, **client_options), wire
             finally:
                 transport.close()
 
@@ -368,7 +379,7 @@ def test_tap_logs_every_line_in_both_directions_in_order(tmp_path):
         for sent in COURSE_LINES:
             pipe.write(sent)
             message = json.loads(sent)
-            answers = [] if mcp_min.is_notification(message) else [pipe.read_line()]
+            answers = [] if mcp_full.is_notification(message) else [pipe.read_line()]
             if message.get("params", {}).get("name") == "enable_subtract":
                 answers.append(pipe.read_line())  # list_changed, then the answer
             fresh = new_log_lines(1 + len(answers))
@@ -413,8 +424,12 @@ def test_tap_logs_a_last_line_that_lacks_its_newline(tmp_path):
     # A host's final message without a newline still reaches the server, so the log must show it too.
     log = tmp_path / "tap.log"
     last = line(request(2, "ping")).rstrip(b"\n")
-    done = run_lines(TAP + ["--log", str(log), "--"] + DEMO, ping(1) + last)
-    assert (done.returncode, done.stdout) == (0, line(pong(1)) + line(pong(2)))  # the server did answer it
+    pipe = LinePipe(TAP + ["--log", str(log), "--"] + DEMO)
+    assert answers_in_turn(pipe, [ping(1)]) == [pong(1)]
+    pipe.write(last)
+    pipe.process.stdin.close()  # the end of input ends the last line
+    assert json.loads(pipe.read_line()) == pong(2)  # the server did answer it
+    assert pipe.close() == 0
     logged = log.read_text(encoding="utf-8").splitlines()
     assert [text for text in logged if text.startswith("→")] == [logged_as("→", ping(1)), logged_as("→", last)]
 
@@ -431,7 +446,7 @@ def test_tap_without_a_command_prints_its_usage():
     # No server command: exit code 2 and a usage line on stderr, nothing on stdout.
     done = run_lines(TAP + ["--log", "x.log"], b"")
     assert (done.returncode, done.stdout) == (2, b"")
-    assert done.stderr.startswith(b"usage: python mcp_min.py tap")
+    assert done.stderr.startswith(b"usage: python tap.py")
 
 
 def nested_ping(id: int, depth: int) -> bytes:
@@ -457,22 +472,33 @@ BAD_LINES = [
     ("a top-level array", b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]\n',
      error_response(None, -32600, "a message must be a JSON object")),
     ('"id": null', b'{"jsonrpc": "2.0", "id": null, "method": "ping"}\n',
-     error_response(None, -32600, "id must be a string or an integer")),
+     error_response(None, -32600, "id must be a string or an integer; a notification has no id key at all")),
     ("no jsonrpc member", b'{"id": 1, "method": "ping"}\n', error_response(1, -32600, 'jsonrpc must be "2.0"')),
     ("NaN", b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": NaN}}\n',
      error_response(None, -32700, "parse error: NaN is not JSON")),
 ]
 
 
+def answers_in_turn(pipe: LinePipe, lines: list) -> list:
+    """Each line written only once the one before it is answered (a ping answers itself, the bad line before it
+    its error): the answers in order. Lines written at once may be answered in any order (serve_stdio reads on
+    while a request is served), so a test that compares the order sends them one at a time."""
+    answers = []
+    for data in lines:
+        pipe.write(data)
+        answers.append(json.loads(pipe.read_line()))
+    return answers
+
+
 def test_each_bad_line_gets_its_error_and_the_next_request_still_works():
     # Every kind of bad line gets exactly its own error (blank lines none), and the ping after it is answered.
-    data, expected = b"", []
-    for number, (_, bad, answer) in enumerate(BAD_LINES, start=100):
-        data += bad + ping(number)
-        expected += ([answer] if answer else []) + [pong(number)]
-    done = run_lines(DEMO, data)
-    assert wire_lines(done.stdout) == expected
-    assert done.returncode == 0
+    pipe = LinePipe(DEMO)
+    for number, (case, bad, answer) in enumerate(BAD_LINES, start=100):
+        if answer is None:
+            assert (case, answers_in_turn(pipe, [bad + ping(number)])) == (case, [pong(number)])
+        else:
+            assert (case, answers_in_turn(pipe, [bad, ping(number)])) == (case, [answer, pong(number)])
+    assert pipe.close() == 0
 
 
 def test_depth_and_size_limits_admit_what_is_exactly_at_them():
@@ -481,16 +507,21 @@ def test_depth_and_size_limits_admit_what_is_exactly_at_them():
     tail = b'"}}'
     full = head + b"x" * (MAX_MESSAGE_BYTES - len(head) - len(tail)) + tail + b"\n"
     assert len(full) == MAX_MESSAGE_BYTES + 1  # the newline is not part of the message
-    done = run_lines(DEMO, nested_ping(1, MAX_DEPTH) + full + ping(3))
-    assert wire_lines(done.stdout) == [pong(1), pong(2), pong(3)]
+    pipe = LinePipe(DEMO)
+    assert answers_in_turn(pipe, [nested_ping(1, MAX_DEPTH), full, ping(3)]) == [pong(1), pong(2), pong(3)]
+    assert pipe.close() == 0
 
 
 def test_stdio_server_exits_0_at_end_of_input_and_answers_a_last_line_without_newline():
     # End of input is the client's goodbye: exit code 0, after answering a final line that lacks its newline.
     done = run_lines(DEMO, b"")
     assert (done.returncode, done.stdout) == (0, b"")
-    done = run_lines(DEMO, ping(1) + ping(2).rstrip(b"\n"))
-    assert (done.returncode, wire_lines(done.stdout)) == (0, [pong(1), pong(2)])
+    pipe = LinePipe(DEMO)
+    assert answers_in_turn(pipe, [ping(1)]) == [pong(1)]
+    pipe.write(ping(2).rstrip(b"\n"))
+    pipe.process.stdin.close()  # the end of input ends the last line
+    assert json.loads(pipe.read_line()) == pong(2)
+    assert pipe.close() == 0
 
 
 def count_slowly_lines(n: int) -> bytes:
@@ -507,8 +538,8 @@ def test_ctrl_c_and_sigterm_end_the_stdio_server_cleanly_at_any_moment(signum, c
     pipe = LinePipe(DEMO, stderr=subprocess.PIPE)
     pipe.write(line(initialize_request()))
     assert json.loads(pipe.read_line())["id"] == 1  # the server is serving: its imports are behind it
-    if moment != "while idle":
-        pipe.write(count_slowly_lines(3))
+    if moment != "while idle":  # count_slowly 100 counts for 10 s: the signal comes while it runs
+        pipe.write(count_slowly_lines(100 if moment == "while a slow tool runs" else 3))
         first = json.loads(pipe.read_line())
         assert first["method"] == "notifications/message"  # its first log line: the tool is running now
         while moment == "after a slow tool answered" and "id" not in json.loads(pipe.read_line()):
@@ -525,7 +556,8 @@ def test_ctrl_c_and_sigterm_end_the_stdio_server_cleanly_at_any_moment(signum, c
 NOISY_SERVER = '''
 import json, os, subprocess, sys
 sys.path.insert(0, {here!r})
-from mcp_min import MCPServer, serve_stdio
+from mcp_full import MCPServer
+from mcp_stdio import serve_stdio
 
 server = MCPServer("noisy")
 
@@ -582,7 +614,7 @@ def test_without_serve_stdio_a_printing_tool_puts_junk_on_the_wire(tmp_path):
 def test_stdio_transport_times_out_on_a_silent_server():
     # A server that reads but never answers makes send() raise TimeoutError after the timeout, not hang.
     silent = [PYTHON, "-c", "import sys\nfor _ in sys.stdin: pass"]
-    transport = mcp_min.StdioTransport(silent, timeout=0.5)
+    transport = mcp_stdio.StdioTransport(silent, timeout=0.5)
     started = time.monotonic()
     with pytest.raises(TimeoutError) as timed_out:
         transport.send(request(1, "ping"))
@@ -594,7 +626,7 @@ def test_stdio_transport_times_out_on_a_silent_server():
 def test_stdio_transport_close_terminates_a_server_that_ignores_end_of_input():
     # close() closes stdin, waits, then sends SIGTERM to a server that keeps running regardless.
     stubborn = [PYTHON, "-c", "import time; time.sleep(60)"]
-    transport = mcp_min.StdioTransport(stubborn, timeout=1)
+    transport = mcp_stdio.StdioTransport(stubborn, timeout=1)
     started = time.monotonic()
     assert transport.close() == -signal.SIGTERM
     assert time.monotonic() - started < 6
@@ -603,9 +635,10 @@ def test_stdio_transport_close_terminates_a_server_that_ignores_end_of_input():
 
 def test_stdio_transport_close_kills_a_server_that_ignores_sigterm_too():
     # The last resort after SIGTERM is SIGKILL (spec 2025-11-25, basic/lifecycle, "Shutdown"), so close() always returns with the server gone.
-    deaf = [PYTHON, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"]
-    transport = mcp_min.StdioTransport(deaf, timeout=1)
-    time.sleep(0.5)  # let it install its SIGTERM handler before close() sends the signal
+    deaf = [PYTHON, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('deaf', flush=True); "
+                          "time.sleep(60)"]
+    transport = mcp_stdio.StdioTransport(deaf, timeout=1)
+    assert transport.process.stdout.readline() == b"deaf\n"  # its SIGTERM is ignored from now on
     started = time.monotonic()
     try:
         assert transport.close() == -signal.SIGKILL
@@ -630,6 +663,9 @@ def test_demo_transcript_matches_the_stored_one(kind):
 # Streamable HTTP (issue 5)
 # ---------------------------------------------------------------------------------------------------
 
+XY_SCHEMA = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}}, "required": ["x", "y"]}
+
+
 def test_two_http_sessions_keep_separate_gates_allow_lists_and_catalogs():
     # Each Mcp-Session-Id has its own server: its own gate, its own allow-list, its own runtime tools.
     allow_lists = []  # the next session's allow-list; the shared stateless server takes the default
@@ -639,8 +675,8 @@ def test_two_http_sessions_keep_separate_gates_allow_lists_and_catalogs():
 
     with http_endpoint(factory) as port:
         url = f"http://127.0.0.1:{port}/mcp"
-        first = mcp_min.HttpTransport(url, timeout=TIMEOUT)
-        second = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        first = mcp_http.HttpTransport(url, timeout=TIMEOUT)
+        second = mcp_http.HttpTransport(url, timeout=TIMEOUT)
         try:
             allow_lists.append(["add", "enable_subtract", "subtract"])
             assert "result" in first.send(initialize_request(1))
@@ -665,14 +701,39 @@ def test_two_http_sessions_keep_separate_gates_allow_lists_and_catalogs():
             second.close()
 
 
+def test_the_lab_alone_serves_http_from_a_factory_each_session_with_its_own_catalog():
+    # mcp_min's own server behind mcp_http: a factory makes each session's server, so a tool one session's server
+    # gains is not another's, and the lab's client drives it as it drives the lab in memory.
+    made = []
+
+    def lab_server():
+        server = mcp_min.MCPServer("course-lab")
+        server.add_tool("add", lambda x, y: x + y, "Add two integers.", XY_SCHEMA)
+        made.append(server)
+        return server
+
+    with http_endpoint(lab_server) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        first, second = (mcp_min.MCPClient(mcp_http.HttpTransport(url, timeout=TIMEOUT)) for _ in range(2))
+        first.initialize()
+        second.initialize()
+        assert first.call_tool("add", {"x": 2, "y": 3}) == text_result("5")
+        made[1].add_tool("subtract", lambda x, y: x - y, "Subtract y from x.", XY_SCHEMA)  # first's session only
+        assert [tool["name"] for tool in first.list_tools()] == ["add", "subtract"]
+        assert [tool["name"] for tool in second.list_tools()] == ["add"]
+        first.close()
+        second.close()
+    assert len(made) == 3  # the shared one, for stateless requests, and one a session
+
+
 def test_http_sessions_share_one_catalog_and_each_hears_of_its_changes():
     # Given an MCPServer, http_server opens each session with server.session(): one catalog, not a copy a
     # session. A tool added in one session is offered in the other, and both are told list_changed.
     catalog = server_demo.make_server()
     with http_endpoint(catalog) as port:
         url = f"http://127.0.0.1:{port}/mcp"
-        first = mcp_min.HttpTransport(url, timeout=TIMEOUT)
-        second = mcp_min.HttpTransport(url, timeout=TIMEOUT)
+        first = mcp_http.HttpTransport(url, timeout=TIMEOUT)
+        second = mcp_http.HttpTransport(url, timeout=TIMEOUT)
         try:
             for transport in (first, second):
                 assert "result" in transport.send(initialize_request(1))
@@ -779,10 +840,10 @@ def stateless_rows():
          error_response(6, -32601, "method not found: logging/setLevel")),
         ("clientCapabilities missing", no_caps, no_caps_headers, 400,
          error_response(7, -32602, "_meta must carry io.modelcontextprotocol/clientCapabilities")),
-        ("an unknown tool is the lab's -32601, still a 200", nosuch, nosuch_headers, 200,
-         error_response(8, -32601, "unknown tool: nosuch")),
+        ("an unknown tool is the lab's own code, still a 200", nosuch, nosuch_headers, 200,
+         error_response(8, mcp_min.UNKNOWN_TOOL, "unknown tool: nosuch")),
         ("all headers agree", call, call_headers, 200,
-         response(5, {**text_result("5"), "resultType": "complete",
+         response(5, {**text_result("5"), "resultType": "complete", "isError": False,
                       "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO}})),
     ]
 
@@ -1089,9 +1150,9 @@ def test_small_methods_do_not_exist_in_the_stateless_era_but_completion_does(kin
 
 # ---- 2026-07-28 over HTTP: Mcp-Param-* headers, header whitespace, -32021 and discover's _meta ----
 
-def region_server() -> mcp_min.MCPServer:
+def region_server() -> mcp_full.MCPServer:
     """A server whose query tool repeats its region (and its limit) in Mcp-Param-* headers."""
-    server = mcp_min.MCPServer("regions")
+    server = mcp_full.MCPServer("regions")
 
     @server.tool(headers={"region": "Region", "limit": "Limit"})
     def query(region: str, sql: str, limit: int = 10) -> str:
@@ -1099,7 +1160,7 @@ def region_server() -> mcp_min.MCPServer:
         return f"{region}:{limit}"
 
     @server.tool()
-    def confirm(ctx: mcp_min.Context) -> str:
+    def confirm(ctx: mcp_full.Context) -> str:
         """Ask the user."""
         return ctx.elicit("sure", "Sure?", {"type": "object"})["action"]
     return server
@@ -1132,7 +1193,7 @@ def query_call(arguments: dict) -> tuple:
     ("an integer compares as a number", {"region": "eu", "sql": "x", "limit": 5},
      [("Mcp-Param-Region", "eu"), ("Mcp-Param-Limit", "5.0")], 200, "eu:5"),
     ("a base64 value is unwrapped", {"region": "Zürich", "sql": "x"},
-     [("Mcp-Param-Region", mcp_min.header_value("Zürich"))], 200, "Zürich:10"),
+     [("Mcp-Param-Region", mcp_http.header_value("Zürich"))], 200, "Zürich:10"),
     ("an absent argument needs no header", {"region": "eu", "sql": "x"}, [("Mcp-Param-Region", "eu")], 200, "eu:10"),
     ("a header name in another case", {"region": "eu", "sql": "x"}, [("mcp-param-region", "eu")], 200, "eu:10"),
     ("mismatched", {"region": "eu", "sql": "x"}, [("Mcp-Param-Region", "us")], 400,
@@ -1159,7 +1220,7 @@ def test_mcp_param_headers_must_repeat_their_arguments(case, arguments, params, 
 def test_http_transport_mirrors_annotated_arguments_into_headers():
     # HttpTransport learns the annotations from tools/list and sends Mcp-Param-* itself, base64 where needed.
     with http_endpoint(region_server) as port:
-        client = mcp_min.MCPClient(mcp_min.HttpTransport(f"http://127.0.0.1:{port}/mcp"))
+        client = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp"))
         client.connect()
         client.list_tools()
         assert client.call_tool("query", {"region": "Zürich", "sql": "x", "limit": 3})["content"][0]["text"] == "Zürich:3"
@@ -1175,7 +1236,7 @@ def test_a_tool_with_an_invalid_header_annotation_is_left_out_of_the_list():
         {"name": "number", "inputSchema": {"type": "object", "properties": {"a": {"type": "number", "x-mcp-header": "A"}}}},
         {"name": "twice", "inputSchema": {"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "A"},
                                                                             "b": {"type": "string", "x-mcp-header": "a"}}}}]}
-    transport = mcp_min.HttpTransport("http://127.0.0.1:9/mcp")
+    transport = mcp_http.HttpTransport("http://127.0.0.1:9/mcp")
     transport.learn_headers(result)
     assert [tool["name"] for tool in result["tools"]] == ["ok"]
     assert list(transport.tool_schemas) == ["ok"]

@@ -1,9 +1,9 @@
 class SelfCorrectingServer(mcp_min.MCPServer):
     """Arguments that break a tool's schema come back as an isError result."""
 
-    def _call_tool(self, params, ctx):
+    def _call_tool(self, params):
         try:
-            return super()._call_tool(params, ctx)
+            return super()._call_tool(params)
         except mcp_min.RPCError as exc:
             name, arguments = params.get("name"), params.get("arguments", {})
             well_formed = isinstance(name, str) and isinstance(arguments, dict)

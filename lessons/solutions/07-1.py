@@ -12,6 +12,6 @@ class ResourceCache:
         return self.texts[uri]
 
     def on_notification(self, note: dict):
-        # Like list_changed, the notification names what changed and carries no content: drop it, read later.
+        # Like list_changed, the notification names what changed and carries no content: drop that one, read it later.
         if note.get("method") == "notifications/resources/updated":
             self.texts.pop(note.get("params", {}).get("uri"), None)

@@ -1,0 +1,226 @@
+"""Hostile and clumsy peers, round three: what a peer does over HTTP, and the one answer (or clear refusal) it gets.
+
+Each test is bounded by TIMEOUT and runs on loopback; none sleeps to let a thread catch up.
+"""
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import mcp_full
+import mcp_http
+import server_demo
+from mcp_full import notification, request
+from test_hostile import raw
+from test_transports import HERE, META, TIMEOUT, connected, http_endpoint, initialize_request, wait_until
+
+
+def head_and_body(answer: bytes) -> tuple:
+    """An HTTP answer's status line and headers (lower-case names), and its body as sent."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    return lines[0], {name.lower(): value for name, _, value in (line.partition(": ") for line in lines[1:])}, body
+
+
+def post(message: dict, *, version: str = "HTTP/1.1", headers: dict | None = None) -> bytes:
+    """A POST /mcp of message as raw bytes, with headers (Host first)."""
+    body = json.dumps(message).encode()
+    fields = {"Host": "127.0.0.1", "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+              "Content-Length": str(len(body)), "Connection": "close", **(headers or {})}
+    return (f"POST /mcp {version}\r\n" + "".join(f"{name}: {value}\r\n" for name, value in fields.items())
+            + "\r\n").encode("latin-1") + body
+
+
+def test_a_delete_with_a_body_is_refused_and_its_body_is_never_served_as_a_request():
+    # Row 7: the body after a DELETE's head would have been read as the next request on a kept-alive connection.
+    smuggled = post(request(1, "ping"))
+    delete = (b"DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: x\r\nContent-Length: %d\r\n\r\n"
+              % len(smuggled)) + smuggled
+    with http_endpoint() as port:
+        answer = raw(port, delete)
+    assert answer.count(b"HTTP/1.1 ") == 1  # one answer: the refusal, not a pong as well
+    status, _, body = head_and_body(answer)
+    assert (status, json.loads(body)["error"]["message"]) == ("HTTP/1.1 400 Bad Request", "a DELETE carries no body")
+
+
+def test_a_bracket_in_host_origin_or_target_gets_a_400_not_a_silent_close():
+    # Row 8: "[" opens an IPv6 address that never ends; urlsplit refuses it, and so does the server, in words.
+    with http_endpoint() as port:
+        for headers, target in (({"Host": "["}, "/mcp"), ({"Origin": "http://[oops"}, "/mcp"), ({}, "http://[oops/mcp")):
+            data = post(request(1, "ping"), headers=headers).replace(b"POST /mcp ", f"POST {target} ".encode(), 1)
+            status, _, body = head_and_body(raw(port, data))
+            assert (status, json.loads(body)["error"]["message"]) == (
+                "HTTP/1.1 400 Bad Request", "Host, Origin or the target cannot be read as a URL's part"), (headers, target)
+
+
+def test_an_http_1_0_client_gets_its_event_stream_unchunked_and_closed():
+    # Row 11: HTTP/1.0 has no chunked framing; the events come as they are and the close ends the stream.
+    call = request(2, "tools/call", {"name": "count_slowly", "arguments": {"n": 2}, "_meta": {"progressToken": 7}})
+    with http_endpoint() as port:
+        opened = raw(port, post(initialize_request(1)))
+        session = head_and_body(opened)[1]["mcp-session-id"]
+        raw(port, post(notification("notifications/initialized"), headers={"Mcp-Session-Id": session}))
+        answer = raw(port, post(call, version="HTTP/1.0", headers={"Mcp-Session-Id": session}))
+    status, headers, body = head_and_body(answer)
+    assert (status, "transfer-encoding" in headers, headers["connection"]) == ("HTTP/1.1 200 OK", False, "close")
+    events = [json.loads(line[len(b"data: "):]) for line in body.split(b"\n") if line.startswith(b"data: ")]
+    assert [event.get("method", event.get("id")) for event in events] == [
+        "notifications/message", "notifications/progress", "notifications/progress", 2]
+
+
+def test_100_continue_is_sent_only_for_a_body_the_server_will_read():
+    # Row 19: a foreign Origin is refused before any "100 Continue": the client never uploads what is refused.
+    with http_endpoint() as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as conn:
+            head = post(request(1, "ping"), headers={"Origin": "http://evil.example", "Expect": "100-continue"})
+            conn.sendall(head.partition(b"\r\n\r\n")[0] + b"\r\n\r\n")  # the head alone, as curl sends it
+            first = conn.recv(65536)
+    assert first.startswith(b"HTTP/1.1 403 ") and b"100 Continue" not in first
+
+
+LISTEN = request(3, "subscriptions/listen", {"notifications": {"toolsListChanged": True}, "_meta": META})
+LISTEN_HEADERS = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"}
+
+
+def demo_servers() -> tuple:
+    """A factory of demo servers for http_server, and the list of those it made (the first serves 2026-07-28)."""
+    made = []
+
+    def factory():
+        made.append(server_demo.make_server())
+        return made[-1]
+    return factory, made
+
+
+def test_a_listen_that_accepts_json_only_is_refused_and_nothing_is_kept():
+    # Row 1: with no event stream to carry it, a listen would be kept forever, unheard; it is 406 and forgotten.
+    factory, made = demo_servers()
+    with http_endpoint(factory) as port:
+        answer = raw(port, post(LISTEN, headers={"Accept": "application/json", **LISTEN_HEADERS}))
+        status, _, body = head_and_body(answer)
+        assert (status, json.loads(body)["error"]["code"]) == ("HTTP/1.1 406 Not Acceptable", -32600)
+        assert made[0]._listeners == []
+
+
+def test_a_listen_stream_the_client_closes_is_forgotten():
+    # Row 1: a stream that ended is no longer kept by the server (before, each one stayed, with its connection).
+    factory, made = demo_servers()
+    with http_endpoint(factory) as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as conn:
+            conn.sendall(post(LISTEN, headers={**LISTEN_HEADERS, "Connection": "keep-alive"}))
+            received = b""
+            while b"notifications/subscriptions/acknowledged" not in received:
+                received += conn.recv(65536)  # the head, then the acknowledgement's event (TIMEOUT bounds each)
+            assert len(made[0]._listeners) == 1
+        wait_until(lambda: made[0]._listeners == [], "the server to forget the closed stream")
+
+
+def test_a_server_whose_handle_breaks_the_seam_says_so_on_stderr_over_http(capsys):
+    # Lesson 3's mistake: handle(self, message) overridden without the stream the HTTP transport passes. The
+    # connection's thread raises; before, nothing was said anywhere.
+    class Narrow(mcp_full.MCPServer):
+        def handle(self, message):
+            return super().handle(message)
+
+    with http_endpoint(lambda: Narrow("narrow")) as port:
+        client = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
+        client.initialize()  # initialize is handled without a stream: this one passes
+        with pytest.raises(ConnectionError):
+            client.list_tools()  # the connection closes: its thread raised
+    said = capsys.readouterr().err
+    assert said.startswith("mcp_min: a request from 127.0.0.1 failed:\n") and "TypeError" in said, said
+
+
+def test_an_idle_session_keeps_one_list_change_of_each_kind_however_many_happen():
+    # Row 4: a thousand changes to a shared catalog reach an idle session's outbox once: it invalidates, it
+    # carries no diff (course 000), so the thousandth says what the first did.
+    server = server_demo.make_server()
+    idle = server.session()
+    idle.handle(initialize_request(1))
+    idle.handle(notification("notifications/initialized"))
+    idle.handle(request(2, "resources/subscribe", {"uri": "lab://readme"}))
+    for i in range(1000):
+        server.add_tool(f"t{i}", lambda: i, "A tool.", notify=True)
+        server.add_resource("lab://readme", f"version {i}", replace=True)
+    assert idle.drain_outbox() == [notification("notifications/tools/list_changed"),
+                                   notification("notifications/resources/updated", {"uri": "lab://readme"})]
+
+
+def test_a_stderr_nobody_reads_costs_diagnoses_never_answers():
+    # Row 17: every failing tool writes its report on stderr; with nobody reading the pipe, it fills (64 KiB), and
+    # before, each report then waited, holding its connection. Now the reports are dropped and every call is answered.
+    child = subprocess.Popen([sys.executable, str(HERE / "server_demo.py"), "--http", "--port", "0"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        port = int(child.stderr.readline().split(b":")[-1].split(b"/")[0])  # "mcp_min: serving http://...:PORT/mcp"
+        client = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
+        client.initialize()
+        failed = [client.call_tool("count_lessons", {"course": "postgres"})["isError"] for _ in range(400)]
+        assert failed == [True] * 400  # about 100 KiB of reports went to a pipe that holds 64
+        assert client.call_tool("add", {"x": 2, "y": 3})["content"] == [{"type": "text", "text": "5"}]
+        client.close()
+    finally:
+        child.terminate()
+        child.wait(TIMEOUT)
+        child.stderr.close()
+
+
+def test_a_tap_whose_log_nobody_reads_still_relays_every_message():
+    # Row 16: the tap logs to stderr by default; a host that never reads it once stalled the tap at about 64 KiB.
+    pings = b"".join(json.dumps(request(id, "ping")).encode() + b"\n" for id in range(1, 3001))  # ~170 KiB logged
+    tap = subprocess.Popen([sys.executable, str(HERE / "tap.py"), "--", sys.executable, str(HERE / "server_demo.py")],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    answers = []
+    writer = threading.Thread(target=lambda: (tap.stdin.write(pings), tap.stdin.close()), daemon=True)
+    reader = threading.Thread(target=lambda: answers.extend(tap.stdout.read().splitlines()), daemon=True)
+    try:
+        writer.start()
+        reader.start()  # the stderr pipe stays unread
+        reader.join(6 * TIMEOUT)  # a stalled tap would never end its stdout: the bound says so
+        assert not reader.is_alive(), f"the tap stalled after {len(answers)} answers"
+        assert sorted(json.loads(answer)["id"] for answer in answers) == list(range(1, 3001))  # each once
+        assert tap.wait(TIMEOUT) == 0
+    finally:
+        tap.kill()
+        tap.wait()
+        tap.stdout.close()
+        tap.stderr.close()
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_one_client_shared_by_four_threads_gives_each_call_its_own_answer(kind):
+    # Row 18: the threads take turns on the wire (one request at a time), so each gets the answer to its own call.
+    sums = {}
+
+    def calls(k: int, client):
+        sums[k] = [client.call_tool("add", {"x": k * 1000, "y": i})["content"][0]["text"] for i in range(50)]
+    with connected(kind) as (client, _):
+        client.initialize()
+        threads = [threading.Thread(target=calls, args=(k, client)) for k in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(6 * TIMEOUT)
+    assert sums == {k: [str(k * 1000 + i) for i in range(50)] for k in range(4)}
+
+
+def test_a_listen_client_that_stops_reading_never_stalls_another_clients_list_change():
+    # Row 3: every list change is sent on every listen stream; once a stream's reader stops and the socket is
+    # full, a send waits at most STREAM_WRITE_S, the stream is dropped, and the changes go on for everyone else.
+    server = server_demo.make_server()
+    with http_endpoint(lambda: server) as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as silent:  # closed at the end, in any case
+            silent.sendall(post(LISTEN, headers={**LISTEN_HEADERS, "Connection": "keep-alive"}))
+            received = b""
+            while b"notifications/subscriptions/acknowledged" not in received:
+                received += silent.recv(65536)  # acknowledged: from now on it reads nothing
+            changes = threading.Thread(target=lambda: [server.add_tool(f"t{i}", lambda: i, "A tool.", notify=True)
+                                                       for i in range(30_000)], daemon=True)
+            changes.start()  # some 5 MB of list_changed for the silent stream: more than loopback's buffers hold
+            changes.join(6 * TIMEOUT)
+            assert not changes.is_alive(), "a list change waited on a client that reads nothing"
+            wait_until(lambda: server._listeners == [], "the silent stream to be dropped")

@@ -1,0 +1,871 @@
+"""mcp_http: Streamable HTTP, one endpoint and one POST a message (spec 2025-11-25 and 2026-07-28, basic/transports).
+
+  10. Streamable HTTP    http_server, serve_http; HttpTransport over HttpConnection; the 2026-07-28 headers
+
+In the handshake era initialize opens a session (Mcp-Session-Id); in 2026-07-28 every POST stands alone and
+its headers repeat its body. A response is JSON, or an event stream written as the request's messages happen.
+The server reads each request's head itself, and the client each response, by RFC 9112: http.server's and
+http.client's readers cost more than the rest of a round trip.
+
+    python server_demo.py --http --port 8000    # serves http://127.0.0.1:8000/mcp
+    client = MCPClient(HttpTransport("http://127.0.0.1:8000/mcp", trace=print_trace))
+"""
+
+import base64
+import contextlib
+import http.server
+import io
+import json
+import os
+import queue
+import re
+import secrets
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+import urllib.parse
+
+import mcp_full
+from mcp_min import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RPCError, \
+    error_response, is_notification, notification, report, say
+from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MISSING_CLIENT_CAPABILITY, PROTOCOL_VERSION_KEY,
+                      PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION, Transport, header_name, is_stateless)
+from mcp_stdio import MAX_MESSAGE_BYTES, encode, parse, same_id
+
+HEADER_MISMATCH = -32020  # 2026-07-28 over HTTP: a header disagrees with the body (spec 2026-07-28, basic, "Error Codes")
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 10. Streamable HTTP ----
+# One endpoint, one POST a message. In the handshake era initialize opens a session (Mcp-Session-Id); in
+# 2026-07-28 every POST stands alone and its headers repeat its body. A response is JSON, or an event
+# stream written as the request's messages happen.
+# ---------------------------------------------------------------------------------------------------
+
+MCP_PATH = "/mcp"
+LOCAL_NAMES = {"127.0.0.1", "localhost", "::1"}  # Host and Origin a local server accepts (DNS rebinding)
+NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # sent as Mcp-Name
+KEEPALIVE_S = 15  # an open event stream with nothing to say gets a comment line this often
+STREAM_WRITE_S = 2  # a listen stream whose client reads nothing for this long is dropped: others never wait on it
+REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, headers, body) within this
+MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
+BUSY_S = 60  # a connection that waits this long for one of them to close is closed itself: every one is busy
+SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
+MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
+MAX_HEADERS = 100  # header lines in a request or a response, each MAX_HEADER_LINE bytes at most (http.server's bounds)
+MAX_HEADER_LINE = 65536
+
+
+def header_value(text: str) -> str:
+    """A header value for text: as it is if plain printable ASCII, else wrapped as =?base64?...?= (2026-07-28)."""
+    sentinel = text.startswith("=?base64?") and text.endswith("?=")  # a plain value that looks wrapped is wrapped
+    if text.isascii() and text.isprintable() and text == text.strip() and not sentinel:
+        return text
+    return "=?base64?" + base64.b64encode(text.encode()).decode("ascii") + "?="
+
+
+def header_text(value: str | None) -> str | None:
+    """The text a header value carries, unwrapping =?base64?...?=; ValueError for a wrapping that is not strict base64 of UTF-8."""
+    if value and value.startswith("=?base64?") and value.endswith("?="):
+        return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+    return value
+
+
+def header_text_of(value) -> str:
+    """The text a body value travels as in a header: integers in decimal, booleans as true or false."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def header_matches(text: str | None, value) -> bool:
+    """Whether a header's text repeats a body value; integers compare as numbers ("42.0" is 42)."""
+    if value is None or text is None:
+        return value is None and text is None
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(text) == value
+        except ValueError:
+            return False
+    return text == header_text_of(value)
+
+
+def header_paths(schema: dict) -> dict:
+    """{Mcp-Param-Name: path of property names} for each x-mcp-header in an inputSchema; ValueError if one is misplaced.
+
+    An annotation may sit only at the end of a chain of "properties" keys, on a string, integer or
+    boolean, and each name only once, whatever its case (2026-07-28, Streamable HTTP, "Custom Headers").
+    """
+    found = {}
+
+    def walk(node, path, reachable):
+        if isinstance(node, dict):
+            if "x-mcp-header" in node:
+                if not reachable or path == ():
+                    raise ValueError("x-mcp-header outside a chain of properties")
+                name = "Mcp-Param-" + header_name(str(node["x-mcp-header"]), node)
+                if name.lower() in (known.lower() for known in found):
+                    raise ValueError(f"{name} names two arguments")
+                found[name] = path
+            for key, value in node.items():
+                if key == "properties" and isinstance(value, dict):
+                    for name, child in value.items():
+                        walk(child, path + (name,), reachable)
+                elif key != "x-mcp-header":
+                    walk(value, path, False)  # under items, anyOf, $defs...: not statically reachable
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, path, False)
+
+    walk(schema, (), True)
+    return found
+
+
+def param_headers(schema: dict, arguments: dict) -> dict:
+    """{Mcp-Param-Name: value} for each annotated argument present and not null (None for one that is absent)."""
+    headers = {}
+    for name, path in header_paths(schema).items():
+        value = arguments
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        headers[name] = value
+    return headers
+
+
+class HttpStream:
+    """One POST's response as a stream: the server's messages for this request become its events, written
+    the moment they are sent, by whichever thread sends them.
+
+    closed turns true when the client goes away; for a 2026-07-28 request that is the cancel
+    (2026-07-28, "Cancellation"). Without an event stream (the client accepts only JSON) there is
+    nowhere to put a notification, and no way to ask the client anything.
+    """
+
+    def __init__(self, handler, events_accepted: bool, listen: bool = False):
+        self.handler, self.events_accepted = handler, events_accepted
+        self.lock = threading.Lock()  # one writer at a time on this connection
+        self.started = False  # the event stream's headers are out
+        self.gone = False  # a write failed: the client went away
+        self.ended = threading.Event() if listen else None  # set when a listen stream's response is out
+
+    def send(self, message: dict):
+        """Write one of the server's messages as an event of this request's stream, if it can carry it."""
+        if not self.events_accepted:
+            if "id" in message and "method" in message:
+                raise RuntimeError("this POST accepts no text/event-stream, so the server cannot ask the client")
+            return  # a notification with nowhere to go
+        with self.lock:
+            try:
+                if self.gone:
+                    return  # the client went away, or stopped reading: nothing more is written, nor waited for
+                if not self.started:
+                    self.handler.start_events()
+                    self.started = True
+                self.handler.write_event(message)
+            except OSError:  # TimeoutError too: a listen stream's reader that stopped reading is dropped
+                self.gone = True
+        if "method" not in message and self.ended:
+            self.ended.set()
+
+    def send_comment(self, comment: bytes):
+        """Write a comment line on the stream (a keep-alive)."""
+        with self.lock:
+            try:
+                if not self.gone:
+                    self.handler.write_chunk(comment)
+            except OSError:
+                self.gone = True
+
+    @property
+    def closed(self) -> bool:
+        """Whether the client has gone: a write failed, or the connection reads as end of file."""
+        return self.gone or self.handler.client_gone()
+
+
+def read_head(reader) -> dict:
+    """Header lines, up to the empty line that ends them (RFC 9112, section 5), read by the server and the client
+    alike: {lower-case name: [its values, in order]}; ValueError(status, reason) for a head that is too large
+    (431) or could be read another way (400).
+    """
+    fields, lines = {}, 0
+    while True:
+        line = reader.readline(MAX_HEADER_LINE + 1)
+        if line in (b"\r\n", b"\n", b""):
+            return fields  # the empty line that ends the head (or the end of the connection)
+        lines += 1
+        if len(line) > MAX_HEADER_LINE or lines > MAX_HEADERS:
+            raise ValueError(431, "a header line is too long, or there are too many")
+        name, colon, value = str(line, "latin-1").partition(":")
+        if not colon or not name or name != name.strip() or "\r" in value[:-2]:
+            # Whitespace before the colon, a line folded onto the one before, or a CR that ends no line: each
+            # could be read another way by another reader (RFC 9112, sections 2.2, 5.1 and 5.2).
+            raise ValueError(400, "a header line is a name, a colon and a value")
+        fields.setdefault(name.lower(), []).append(value.strip(" \t\r\n"))
+
+
+def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):
+    """A Streamable HTTP server at /mcp. Call serve_forever().
+
+    server is mcp_full's MCPServer, whose catalog every session shares: it answers the stateless requests
+    itself, and each handshake session is a server.session(). Or server is a factory, server() making each
+    session afresh, with its own catalog (mcp_min's lab: http_server(make_lab_server)).
+
+    Threads: one a connection (http.server's), which reads a POST, runs MCPServer.handle, and writes the
+    events the request sends as they happen, then its response.
+    """
+
+    sessions = {}  # Mcp-Session-Id -> [MCPServer, when last used]: one a client, in the handshake era
+    sessions_lock = threading.Lock()
+    if isinstance(server, mcp_full.MCPServer):
+        shared, factory = server, server.session
+    elif callable(server):
+        shared, factory = server(), server  # shared serves every stateless request: there is no session
+    else:
+        raise TypeError("http_server takes mcp_full's MCPServer, or a function that makes each session's server")
+    arriving = {}  # connection -> the moment by which its next request must have arrived whole
+    dates = {}  # a second -> its Date header, formatted once a second rather than for every response
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive: many POSTs on one connection
+        raw_requestline: bytes  # read by http.server's handle_one_request, before parse_request
+        disable_nagle_algorithm = True  # headers and body leave at once, not 40 ms apart
+
+        def date_time_string(self, timestamp=None):
+            """The Date header's text, formatted once a second."""
+            second = int(time.time() if timestamp is None else timestamp)
+            text = dates.get(second)
+            if text is None:
+                text = super().date_time_string(second)
+                dates.clear()
+                dates[second] = text
+            return text
+
+        def log_message(self, format, *args):
+            pass  # no access log on stderr: trace the messages instead
+
+        def do_GET(self):
+            self.refuse(405, "this server opens no standalone stream: each request's messages travel on its own")
+
+        def do_DELETE(self):
+            if not self.is_allowed():
+                return
+            if "transfer-encoding" in self.header_values or self.header("Content-Length", "0") != "0":
+                return self.refuse(400, "a DELETE carries no body")  # else the body would be read as the next request
+            if self.session(end=True):
+                self.respond(200, None)
+
+        def handle_one_request(self):
+            """Read and serve one request; the wait for it and its arrival, headers and body, are bounded together."""
+            arriving[self.connection] = time.monotonic() + REQUEST_S  # the watchdog cuts a connection past it
+            try:
+                super().handle_one_request()
+            finally:
+                arriving.pop(self.connection, None)
+
+        def parse_request(self) -> bool:
+            """Read the request line and the header lines by hand (RFC 9112): http.server's own reader, built on
+            the email package, costs more than all the rest of a POST. False, and a refusal sent, if malformed.
+            """
+            self.request_version, self.close_connection = "HTTP/1.1", True  # what a refusal speaks
+            self.requestline = str(self.raw_requestline, "latin-1").rstrip("\r\n")
+            self.command, self.path, version = (self.requestline.split(" ") + ["", ""])[:3]
+            if self.requestline.count(" ") != 2 or version not in ("HTTP/1.1", "HTTP/1.0"):
+                return self.refuse(400, "the request line is a method, a target and HTTP/1.1, one space apart")
+            try:
+                self.header_values = read_head(self.rfile)  # each name, lower-cased -> its values, in order
+            except ValueError as exc:
+                return self.refuse(*exc.args)  # 400, or 431 for a head too large
+            self.request_version = version
+            connection = self.header("Connection", "").lower()
+            self.close_connection = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
+            # curl asks before it sends a body over 1 kB: do_POST answers 100 once Host, Origin and length are checked
+            self.continue_expected = self.header("Expect", "").lower() == "100-continue" and version == "HTTP/1.1"
+            return True
+
+        def header(self, name: str, default=None):
+            """The first value of the request's header name (in any case), or default."""
+            values = self.header_values.get(name.lower())
+            return values[0] if values else default
+
+        def do_POST(self):
+            lengths = self.header_values.get("content-length", [])
+            if not self.is_allowed():
+                return
+            if "transfer-encoding" in self.header_values or len(lengths) > 1:
+                # Two ways to frame one body could be read two ways: a smuggled request (RFC 9112, section 6.3).
+                return self.refuse(400, "a body is framed by exactly one Content-Length, and no Transfer-Encoding")
+            length = lengths[0] if lengths else ""
+            if not re.fullmatch(r"[0-9]{1,10}", length):
+                return self.refuse(411, "Content-Length is required, in decimal digits")
+            if int(length) > MAX_MESSAGE_BYTES:
+                return self.refuse(413, f"the body must be {MAX_MESSAGE_BYTES} bytes at most")
+            if self.continue_expected:
+                self.handle_expect_100()  # only now: a body the server refuses is never sent
+            body = self.rfile.read(int(length))
+            if len(body) < int(length):
+                self.close_connection = True
+                return  # the body never came whole: the client went away, or the watchdog cut it off
+            arriving.pop(self.connection, None)  # arrived: serving it may take as long as its tool needs
+            try:
+                message = parse(body)  # once the body is read, the connection is reusable
+            except RPCError as exc:
+                return self.respond(400, error_response(None, exc.code, exc.message))
+            version = self.header("MCP-Protocol-Version")
+            if not isinstance(message, dict):  # a batch, a string, a number: handle() says what is wrong
+                return self.respond(400, shared.handle(message))
+            if is_stateless(message):
+                self.post_stateless(message)
+            elif version is not None and version not in PUBLISHED_VERSIONS:
+                self.respond(400, error_response(None, INVALID_REQUEST, f"unknown MCP-Protocol-Version {version}"))
+            elif message.get("method") == "initialize":  # a new session, named by an unguessable id
+                self.make_room_for_a_session()
+                server, sid = factory(), secrets.token_urlsafe(24)
+                reply = server.handle(message)
+                if reply and "result" in reply:
+                    with sessions_lock:
+                        sessions[sid] = [server, time.monotonic()]
+                self.respond(200, reply, {"Mcp-Session-Id": sid} if reply and "result" in reply else {})
+            else:
+                server = self.session()
+                if server:
+                    self.serve(server, message, lambda reply: 200)
+
+        def post_stateless(self, message):
+            """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses."""
+            params = message.get("params") if isinstance(message.get("params"), dict) else {}
+            meta, method = params.get("_meta"), message.get("method")
+            meta = meta if isinstance(meta, dict) else {}
+            if PROTOCOL_VERSION_KEY in meta and not is_notification(message):  # the spec names no notification headers
+                problem = self.header_mismatch(method, params, meta)
+                if problem:
+                    return self.respond(400, error_response(message.get("id"), HEADER_MISMATCH, problem))
+            if is_notification(message):
+                return self.respond(202, None)  # over HTTP, closing a stream is the cancel: nothing to pass on
+
+            def status(reply):
+                code = reply.get("error", {}).get("code")
+                if code in (UNSUPPORTED_PROTOCOL_VERSION, INVALID_REQUEST, PARSE_ERROR, MISSING_CLIENT_CAPABILITY):
+                    return 400
+                if code == INVALID_PARAMS and not (CLIENT_CAPABILITIES_KEY in meta and PROTOCOL_VERSION_KEY in meta):
+                    return 400  # a required _meta field is missing (2026-07-28, basic, "_meta")
+                if code == METHOD_NOT_FOUND and (method not in shared.HANDLERS or method in HANDSHAKE_ONLY):
+                    return 404  # the method itself is unknown here
+                return 200  # a tool's failure, or the lab's unknown tool, is still a 200
+            self.serve(shared, message, status)
+
+        def header_mismatch(self, method, params: dict, meta: dict) -> str | None:
+            """What in the headers does not repeat the body (2026-07-28, Streamable HTTP, "Server Validation"), or None."""
+            expected = {"MCP-Protocol-Version": meta.get(PROTOCOL_VERSION_KEY), "Mcp-Method": method}
+            if method in NAMED_METHODS:
+                expected["Mcp-Name"] = params.get(NAMED_METHODS[method])
+            tool = shared.tools.get(params.get("name")) if method == "tools/call" else None
+            if tool and isinstance(params.get("arguments"), dict):
+                expected |= param_headers(tool["spec"]["inputSchema"], params["arguments"])
+            for header, value in expected.items():
+                sent = self.header_values.get(header.lower(), [])
+                if len(sent) > 1:
+                    return f"the {header} header was sent {len(sent)} times"
+                try:
+                    text = header_text(sent[0].strip(" \t")) if sent else None  # whitespace around a value is not part of it
+                except ValueError:
+                    return f"the {header} header is not a valid =?base64?...?= value"
+                if not header_matches(text, value):
+                    return f"the {header} header does not match the body"
+            return None
+
+        def serve(self, server, message, status):
+            """handle() on this connection's thread; what the request sends meanwhile goes out as events, at once."""
+            if not isinstance(message, dict) or "method" not in message or "id" not in message:
+                reply = server.handle(message)  # a notification, or the client's response to the server's question
+                return self.respond(202 if reply is None else status(reply), reply)
+            events_accepted = "text/event-stream" in self.header("Accept", "")
+            if message.get("method") == "subscriptions/listen" and not events_accepted:  # it would be kept, unheard
+                return self.respond(406, error_response(message.get("id"), INVALID_REQUEST,
+                                                        "subscriptions/listen answers on an event stream: accept text/event-stream"))
+            stream = HttpStream(self, events_accepted, message.get("method") == "subscriptions/listen")
+            if stream.ended:  # a listen stream: its writes come from whoever changes a list, and may never wait long
+                self.connection.settimeout(STREAM_WRITE_S)
+            # mcp_full's server takes the request's stream; the lab's serves the request whole, then answers
+            reply = server.handle(message, stream) if isinstance(server, mcp_full.MCPServer) else server.handle(message)
+            if reply is None and message.get("method") == "subscriptions/listen" and stream.started:
+                return self.hold_open(server, stream)
+            queued = server.drain_outbox()  # the session's list_changed, if any
+            with stream.lock:
+                if stream.gone:
+                    self.close_connection = True
+                    return
+                if not stream.started:  # nothing was said before the response: one JSON body, in one write
+                    return self.respond(202 if reply is None else status(reply), reply, queued=queued)
+                try:
+                    for event in queued + ([reply] if reply else []):
+                        self.write_event(event)
+                    self.write_chunk(b"")  # the end of the event stream; the connection stays usable
+                except OSError:
+                    self.close_connection = True
+
+        def hold_open(self, server: mcp_full.MCPServer, stream: HttpStream):
+            """Keep a listen stream open until the server ends it or the client goes; a comment now and then."""
+            quiet_since = time.monotonic()
+            while not stream.ended.wait(0.25):
+                if stream.closed:  # the client closed it: over HTTP, that ends the subscription
+                    server.stop_listening(stream)
+                    self.close_connection = True
+                    return
+                if time.monotonic() - quiet_since > KEEPALIVE_S:
+                    stream.send_comment(b": keep-alive\n\n")  # clients skip a comment; proxies see life
+                    quiet_since = time.monotonic()
+            with stream.lock:
+                try:
+                    self.write_chunk(b"")
+                    self.connection.settimeout(None)  # the connection may carry another request, at its own pace
+                except OSError:
+                    self.close_connection = True
+
+        def client_gone(self) -> bool:
+            """Whether the client closed the connection (it would read as end of file)."""
+            try:
+                readable = select.select([self.connection], [], [], 0)[0]
+                return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                return True
+
+        def start_events(self):
+            """The headers of an event stream, sent in chunks so that the connection stays usable after it; to an
+            HTTP/1.0 client, which reads no chunks, as the bytes themselves, the stream ending with the connection."""
+            self.send_response(200)
+            framing = {"Transfer-Encoding": "chunked"} if self.request_version == "HTTP/1.1" else {"Connection": "close"}
+            for name, value in {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                                "X-Accel-Buffering": "no", **framing}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.close_connection = self.close_connection or self.request_version != "HTTP/1.1"
+
+        def write_event(self, message: dict):
+            """One message as one event of the stream."""
+            self.write_chunk(f"event: message\ndata: {encode(message)}\n\n".encode())
+
+        def write_chunk(self, data: bytes):
+            """One chunk of a chunked body; an empty one ends the body (HTTP/1.0: data as it is; the close ends it)."""
+            if self.request_version != "HTTP/1.1":
+                self.wfile.write(data)
+            else:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+
+        def session(self, end: bool = False):
+            """The session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
+            sid = self.header("Mcp-Session-Id")
+            with sessions_lock:
+                session = sessions.pop(sid, None)
+                if session and not end:
+                    session[1] = time.monotonic()
+                    sessions[sid] = session  # to the end: the sessions are kept in the order of their last use
+            if session is None:
+                status, reason = (400, "missing Mcp-Session-Id") if sid is None else (404, "unknown or ended session")
+                self.respond(status, error_response(None, INVALID_REQUEST, reason))
+            return session and session[0]
+
+        def make_room_for_a_session(self):
+            """Forget the sessions idle longer than SESSION_IDLE_S and, while MAX_SESSIONS are still open, the one
+            unused the longest: its client sees 404 and may initialize again (spec: session expiry), and no client
+            can hold every other out by opening sessions."""
+            now = time.monotonic()
+            with sessions_lock:
+                while sessions:
+                    sid, (server, used) = next(iter(sessions.items()))  # the least recently used
+                    if now - used <= SESSION_IDLE_S and len(sessions) < MAX_SESSIONS:
+                        break
+                    del sessions[sid]
+
+        def is_allowed(self) -> bool:
+            """The path is /mcp, and Host and Origin are local names; otherwise refuse before reading a body."""
+            try:
+                host = urllib.parse.urlsplit("//" + self.header("Host", "")).hostname
+                origin = self.header("Origin")
+                path = urllib.parse.urlsplit(self.path).path
+                origin_host = urllib.parse.urlsplit(origin).hostname if origin else None
+            except ValueError:  # "[" that opens no IPv6 address, say
+                return self.refuse(400, "Host, Origin or the target cannot be read as a URL's part")
+            if path != MCP_PATH:
+                return self.refuse(404, "not found: the endpoint is " + MCP_PATH)
+            if host not in allowed_hosts or (origin and origin_host not in allowed_hosts):
+                return self.refuse(403, "Host or Origin is not a local name")  # a DNS-rebinding page, say
+            return True
+
+        def refuse(self, status: int, reason: str) -> bool:
+            """Respond, drain the body, and close: a kept-alive connection never reads a stale body as a request."""
+            self.close_connection = True
+            self.respond(status, error_response(None, INVALID_REQUEST, reason), {"Connection": "close"})
+            self.connection.shutdown(socket.SHUT_WR)  # the response is complete, and the client sees it end
+            self.connection.settimeout(2)
+            try:  # read what the client still sends (a body it writes before reading), so that it reads the response
+                while self.connection.recv(1 << 20):
+                    pass
+            except OSError:
+                pass  # the client closed, or took too long: either way the response is out
+            return False
+
+        def respond(self, status: int, reply, headers=None, queued=()):
+            """Send the response whole, in one write: JSON, or an event stream when notifications go first."""
+            body, content_type = (encode(reply).encode() if reply else b""), "application/json"
+            if queued and "text/event-stream" in self.header("Accept", ""):
+                body = "".join(f"event: message\ndata: {encode(m)}\n\n" for m in [*queued, reply]).encode()
+                content_type = "text/event-stream"
+            head = [f"HTTP/1.1 {status} {self.responses[status][0]}", f"Date: {self.date_time_string()}",
+                    f"Content-Type: {content_type}", f"Content-Length: {len(body)}"]
+            head += [f"{name}: {value}" for name, value in (headers or {}).items()]
+            # Status line, headers and body leave in one write: one packet for a small response, not two.
+            self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+
+    class Server(http.server.ThreadingHTTPServer):
+        """http.server's threads, bounded: how many connections at once, how long one may take to arrive."""
+        daemon_threads = True
+        request_queue_size = 1024  # connections waiting to be accepted (the default 5 resets a crowd)
+
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.open_connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
+            self.closing = False
+            threading.Thread(target=self.watch, daemon=True).start()
+
+        def get_request(self):
+            try:
+                return super().get_request()
+            except OSError:
+                time.sleep(0.05)  # out of file descriptors, say: wait a moment rather than spin on accept
+                raise
+
+        def process_request(self, request, client_address):
+            # Full: stop accepting until a connection closes (the others wait in the listen queue): an idle one
+            # is cut off within REQUEST_S. A wait of BUSY_S means every connection is busy: give up on this one.
+            if not self.open_connections.acquire(timeout=BUSY_S):
+                request.close()
+                return
+            super().process_request(request, client_address)
+
+        def process_request_thread(self, request, client_address):
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                self.open_connections.release()
+
+        def handle_error(self, request, client_address):
+            """A connection's thread raised: a client that went away is nothing to tell; a bug is told on stderr."""
+            error = sys.exc_info()[1]
+            if not isinstance(error, (OSError, ValueError)):  # a reset, a timeout or a broken pipe: the client's doing
+                report(f"a request from {client_address[0]} failed", error)  # the server's author sees where
+
+        def watch(self):
+            """The watchdog: cut off each connection whose next request has not arrived whole by its deadline."""
+            while not self.closing:
+                time.sleep(0.25)
+                now = time.monotonic()
+                for connection, deadline in list(arriving.items()):
+                    if now > deadline:
+                        arriving.pop(connection, None)
+                        try:
+                            connection.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass  # closed already
+
+        def server_close(self):
+            self.closing = True
+            if hasattr(shared, "end_listening"):  # mcp_full's: each listen stream gets its response before the server goes
+                shared.end_listening()
+            super().server_close()
+
+    return Server((host, port), Handler)
+
+
+def serve_http(server, host: str = "127.0.0.1", port: int = 8000):
+    """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated (server: as http_server's)."""
+    try:
+        httpd = http_server(server, host, port)
+    except OSError as exc:  # the port is taken, say: one line, not a traceback
+        raise SystemExit(f"mcp_min: cannot serve http://{host}:{port}{MCP_PATH}: {exc.strerror}")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a host's SIGTERM is a clean stop
+    print(f"mcp_min: serving http://{host}:{httpd.server_address[1]}{MCP_PATH}", file=sys.stderr, flush=True)
+    with contextlib.suppress(OSError, ValueError):
+        os.set_blocking(sys.stderr.fileno(), False)  # say() then drops a diagnosis nobody reads, rather than wait
+    with httpd:
+        try:
+            httpd.serve_forever()
+        except KeyboardInterrupt:
+            pass  # Ctrl-C: stop quietly
+
+
+class HttpConnection:
+    """One kept-alive HTTP/1.1 connection of a client, written and read by hand (RFC 9112), as the server reads
+    its requests: a request leaves in one write; a response is its status, its headers, then its body, read
+    whole or line by line as it arrives (an event stream comes in chunks)."""
+
+    def __init__(self, address: tuple, timeout: float):
+        self.address, self.timeout = address, timeout
+        self.socket: socket.socket | None = None  # opened by the first request, and again once closed
+        self.reader: io.BufferedReader | None = None  # the socket's file for reading
+        self.status, self.headers = 0, {}  # the response being read: its status; lower-case name -> first value
+        self.left = 0  # bytes of the body (or of its current chunk) not read yet
+        self.chunked = self.in_chunk = self.closing = False  # chunked; inside a chunk; Connection: close
+
+    def request(self, method: str, path: str, headers: dict, body: bytes = b""):
+        """Send a request whole, then read the response's status line and headers; its body is read next."""
+        if self.closing or (self.socket and select.select([self.socket], [], [], 0)[0]):
+            self.close()  # the server said Connection: close, or closed this idle connection (it reads as ready)
+        if self.socket is None:
+            self.socket = socket.create_connection(self.address, timeout=self.timeout)
+            self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms Nagle delay
+            self.reader = self.socket.makefile("rb")
+        self.socket.settimeout(self.timeout)
+        host = f"[{self.address[0]}]" if ":" in self.address[0] else self.address[0]  # an IPv6 address
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{self.address[1]}",
+                 *(f"{name}: {value}" for name, value in headers.items()), f"Content-Length: {len(body)}"]
+        self.socket.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+        status = self.reader.readline(MAX_HEADER_LINE + 1).split(b" ", 2)
+        if len(status) < 2 or not status[0].startswith(b"HTTP/1.") or not status[1].isdigit():
+            raise ConnectionError(f"not an HTTP response: {b' '.join(status)[:80]!r}")  # b"": the server closed
+        try:
+            fields = read_head(self.reader)
+        except ValueError as exc:
+            raise ConnectionError(f"a malformed response head: {exc.args[1]}")
+        self.status, self.headers = int(status[1]), {name: values[0] for name, values in fields.items()}
+        self.chunked, self.in_chunk = "chunked" in self.headers.get("transfer-encoding", "").lower(), False
+        self.closing = self.headers.get("connection", "").lower() == "close"
+        length = self.headers.get("content-length", "0")
+        if not length.isdigit():
+            raise ConnectionError(f"Content-Length {length!r} is not a number")
+        self.left = 0 if self.chunked else int(length)
+
+    def more(self) -> bool:
+        """Whether the body holds more: for a chunked body, move on to its next chunk, if any (RFC 9112, 7.1)."""
+        if self.left or not self.chunked:
+            return self.left > 0
+        if self.in_chunk:
+            self.reader.readline(3)  # the CRLF after a chunk's data
+        size = self.reader.readline(MAX_HEADER_LINE + 1).split(b";")[0].strip()  # hex digits, then extensions
+        if not size or size.strip(b"0123456789abcdefABCDEF"):
+            raise ConnectionError(f"not a chunk size: {size[:20]!r}")
+        self.left, self.in_chunk = int(size, 16), True
+        if self.left == 0:  # the last chunk: then trailer lines, up to an empty one
+            while self.reader.readline(MAX_HEADER_LINE + 1) not in (b"\r\n", b"\n", b""):
+                pass
+            self.chunked = self.in_chunk = False
+        return self.left > 0
+
+    def read(self) -> bytes:
+        """The rest of the body."""
+        pieces = []
+        while self.more():
+            pieces.append(self.take(self.reader.read(min(self.left, 1 << 20))))
+        return b"".join(pieces)
+
+    def read_line(self) -> bytes:
+        """The body's next line (b"" at its end): an event stream is read line by line, across its chunks."""
+        pieces = [b""]  # a line longer than one chunk comes in pieces: joined once, not copied a piece at a time
+        while not pieces[-1].endswith(b"\n") and self.more():
+            pieces.append(self.take(self.reader.readline(min(self.left, 1 << 20))))
+        return b"".join(pieces)
+
+    def take(self, data: bytes) -> bytes:
+        """Count data read from the body; the server closing before the body ends is a ConnectionError."""
+        if not data:
+            raise ConnectionError("the server closed the connection before the body ended")
+        self.left -= len(data)
+        return data
+
+    def close(self):
+        """Close the connection; the next request opens a new one."""
+        if self.socket is not None:
+            self.reader.close()
+            self.socket.close()
+        self.socket = self.reader = None
+        self.closing = False
+
+
+class HttpTransport(Transport):
+    """The client's side of Streamable HTTP: one POST a message, on one kept-alive connection.
+
+        transport = HttpTransport("http://127.0.0.1:8000/mcp", trace=print_trace)
+    It keeps Mcp-Session-Id and MCP-Protocol-Version, and reads JSON or event-stream responses, event
+    by event as they arrive: a question from the server is answered with a POST of its own, on a second
+    connection, while the first still streams.
+    """
+
+    def __init__(self, url: str, trace=None, timeout: float = 30.0):
+        super().__init__(trace)
+        parts = urllib.parse.urlsplit(url)
+        self.address, self.path, self.timeout = (parts.hostname, parts.port or 80), parts.path or "/", timeout
+        self.connection = self.new_connection()
+        self.side_connection: HttpConnection | None = None  # opened the first time the server asks something mid-stream
+        self.listen_connection: HttpConnection | None = None  # the open subscriptions/listen stream's own connection
+        self.arrived = queue.Queue()  # what the listen stream brought, not yet handed over
+        self.session_id = self.protocol_version = None
+        self.tool_schemas = {}  # name -> inputSchema, for the tools whose arguments travel in headers too
+
+    def new_connection(self) -> HttpConnection:
+        """A new HTTP/1.1 connection to the server (opened on first use)."""
+        return HttpConnection(self.address, self.timeout)
+
+    def headers_for(self, message: dict) -> dict:
+        """The headers of a POST: what 2026-07-28 repeats from the body, or the session's."""
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        meta = (message.get("params") or {}).get("_meta") or {}
+        if PROTOCOL_VERSION_KEY in meta:  # stateless: the headers repeat what the body says
+            headers |= {"MCP-Protocol-Version": meta[PROTOCOL_VERSION_KEY], "Mcp-Method": message["method"]}
+            if message["method"] in NAMED_METHODS:
+                headers["Mcp-Name"] = header_value(str(message["params"].get(NAMED_METHODS[message["method"]])))
+            if message["method"] == "tools/call" and message["params"].get("name") in self.tool_schemas:
+                arguments = message["params"].get("arguments") or {}
+                for name, value in param_headers(self.tool_schemas[message["params"]["name"]], arguments).items():
+                    if value is not None:
+                        headers[name] = header_value(header_text_of(value))
+        elif self.session_id:
+            headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
+        return headers
+
+    def send(self, message: dict) -> dict | None:
+        """POST one message: 202 means no response; a JSON body or an event stream holds the response."""
+        deadline = time.monotonic() + self.timeout
+        try:
+            reply = self.post(self.connection, message)
+            self.session_id = reply.headers.get("mcp-session-id") or self.session_id
+            if reply.status == 202 or is_notification(message):
+                reply.read()
+                return None
+            for incoming in self.messages(reply, self.connection, deadline):
+                if not isinstance(incoming, dict):
+                    continue  # not a message at all
+                if "method" not in incoming and same_id(incoming.get("id"), message["id"]):
+                    reply.read()  # the rest of the body, so that the connection can carry the next POST
+                    return self.received_response(message, incoming)
+                answer = self.receive(incoming)
+                if answer is not None:
+                    self.post_aside(answer)
+        except OSError as exc:
+            self.connection.close()  # the next POST starts on a fresh connection; closing is the 2026 cancel
+            if isinstance(exc, TimeoutError) and self.session_id and not is_notification(message):
+                self.post_aside(notification("notifications/cancelled", {"requestId": message["id"],
+                                                                          "reason": f"no response in {self.timeout} s"}))
+            if isinstance(exc, TimeoutError):
+                raise TimeoutError(f"no response to {message['method']} (id {message['id']}) in {self.timeout} s")
+            raise ConnectionError(f"HTTP: {exc!r}") from exc
+        raise ConnectionError(f"HTTP {reply.status}: the body held no response to {message['method']}")
+
+    def received_response(self, message: dict, reply: dict) -> dict:
+        """Learn what a response teaches the transport (the version, the tools' header annotations); return it."""
+        if message["method"] == "initialize" and "result" in reply:
+            self.protocol_version = reply["result"].get("protocolVersion")
+        if message["method"] == "tools/list" and "result" in reply:
+            self.learn_headers(reply["result"])
+        return reply
+
+    def post(self, connection: HttpConnection, message: dict) -> HttpConnection:
+        """Send one POST on connection; the connection, its response's status and headers read, its body not yet."""
+        connection.request("POST", self.path, self.headers_for(message), json.dumps(self.traced("→", message)).encode())
+        return connection
+
+    def post_aside(self, message: dict):
+        """POST a message on the side connection, while the main one is busy streaming (202 expected)."""
+        self.side_connection = self.side_connection or self.new_connection()
+        try:
+            self.post(self.side_connection, message).read()
+        except OSError:
+            self.side_connection.close()
+
+    def messages(self, reply, connection, deadline: float, traced: bool = True):
+        """The messages of a response body, each as it arrives: one JSON body, or an event stream's events."""
+        if not reply.headers.get("content-type", "").startswith("text/event-stream"):
+            body = reply.read()
+            try:
+                yield self.traced("←", json.loads(body))
+            except ValueError:
+                raise ConnectionError(f"HTTP {reply.status}: {body[:200].decode(errors='replace')}")
+            return
+        data = []
+        while True:
+            if deadline != float("inf"):
+                connection.socket.settimeout(max(0.01, deadline - time.monotonic()))  # the whole wait is bounded
+            line = reply.read_line()
+            if not line:
+                return
+            line = line.decode("utf-8", "replace").rstrip("\r\n")
+            if line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))  # one space after the colon is not the data's (WHATWG, SSE)
+            elif not line and data:
+                text, data = "\n".join(data), []
+                if not text.strip():
+                    continue  # an event with empty data (a priming event with only an id and a retry): no message
+                try:
+                    message = json.loads(text)
+                except ValueError:
+                    raise ConnectionError(f"an event of the stream is not JSON: {text[:80]!r}")
+                yield self.traced("←", message) if traced else message
+
+    def listen(self, message: dict) -> dict:
+        """Open a subscriptions/listen stream on a connection of its own; its acknowledgement (or error).
+
+        A thread then reads the stream, keeping its notifications for _pump_notifications.
+        """
+        self.listen_connection = self.new_connection()
+        reply = self.post(self.listen_connection, message)
+        incoming = self.messages(reply, self.listen_connection, float("inf"), traced=False)
+        first = self.traced("←", next(incoming, None))
+        if first is None or "error" in first or first.get("method") != "notifications/subscriptions/acknowledged":
+            return first
+
+        def keep_reading():
+            try:
+                for later in incoming:
+                    self.arrived.put(later)  # handed over (and traced) by drain(), on the caller's thread
+            except (OSError, ValueError, AttributeError):
+                pass  # the stream was closed: by us (stop_listening) or by the server
+        threading.Thread(target=keep_reading, daemon=True).start()
+        return first
+
+    def drain(self) -> list:
+        """The notifications received so far, those of the listen stream included, handed over once."""
+        while not self.arrived.empty():
+            self.receive(self.traced("←", self.arrived.get()))
+        return super().drain()
+
+    def cancel(self, message: dict, reason: str):
+        """Cancel the listen stream: over HTTP, closing the stream is the cancel (2026-07-28)."""
+        if self.listen_connection:
+            try:
+                self.listen_connection.socket.shutdown(socket.SHUT_RDWR)
+            except (OSError, AttributeError):
+                pass
+            self.listen_connection.close()
+            self.listen_connection = None
+
+    def learn_headers(self, result: dict):
+        """Keep each listed tool's x-mcp-header annotations, and drop a tool whose annotations are invalid.
+
+        An HTTP client must mirror annotated arguments as Mcp-Param-{Name} headers, and must leave out of
+        tools/list a tool it cannot mirror (2026-07-28, Streamable HTTP, "Custom Headers").
+        """
+        valid = []
+        for tool in result.get("tools", []):
+            try:
+                if header_paths(tool.get("inputSchema", {})):
+                    self.tool_schemas[tool["name"]] = tool["inputSchema"]
+                valid.append(tool)
+            except ValueError as exc:
+                say(f"mcp_min: tool {tool.get('name')!r} left out: {exc}")
+        result["tools"] = valid
+
+    def close(self):
+        """End the session with DELETE, then close the connections."""
+        if self.listen_connection:
+            self.cancel({}, "closing")
+        if self.session_id:
+            try:
+                self.connection.request("DELETE", self.path, {"Mcp-Session-Id": self.session_id})
+                self.connection.read()
+            except OSError:
+                pass  # the server has gone already
+            self.session_id = None
+        self.connection.close()
+        if self.side_connection:
+            self.side_connection.close()
