@@ -474,6 +474,9 @@ LATTICE = 'course 000, "Dispatch to primitives, and the _call_tool error lattice
 LIST_CHANGED = 'course 000, "listChanged: the one dynamic capability"'
 PRIMITIVES = 'course 002, "The Three MCP Primitives"'
 LIST_CHANGES = 'course 002, "List-Changed Notifications"'
+LIST_CHANGES_PASSAGE = ("notifications/tools/list_changed, notifications/resources/list_changed, and "
+                        "notifications/prompts/list_changed, that the server emits once when its catalog changes. "
+                        "The client is then expected to re-issue the corresponding list request to refresh its view.")
 
 FLAGS = {  # name: (the flag, what it takes, what it tells the card)
     "not_allowed": ("--not-allowed", "TOOL", "a tool that exists but that this session may not call"),
@@ -996,18 +999,14 @@ def value_for(run: Run, wire: Wire, declared: dict, prompt: str, variable: str) 
 
 @rule("resources-list-changed", "002",
       "a change to the resources sends a bare notifications/resources/list_changed, as declared",
-      LIST_CHANGES, "notifications/tools/list_changed, notifications/resources/list_changed, and "
-      "notifications/prompts/list_changed, that the server emits once when its catalog changes. The client is then "
-      "expected to re-issue the corresponding list request to refresh its view.", eras=("handshake",))
+      LIST_CHANGES, LIST_CHANGES_PASSAGE, eras=("handshake",))
 def resources_list_changed(run: Run):
     list_change(run, "resources", "change_resources")
 
 
 @rule("prompts-list-changed", "002",
       "a change to the prompts sends a bare notifications/prompts/list_changed, as declared",
-      LIST_CHANGES, "notifications/tools/list_changed, notifications/resources/list_changed, and "
-      "notifications/prompts/list_changed, that the server emits once when its catalog changes. The client is then "
-      "expected to re-issue the corresponding list request to refresh its view.", eras=("handshake",))
+      LIST_CHANGES, LIST_CHANGES_PASSAGE, eras=("handshake",))
 def prompts_list_changed(run: Run):
     list_change(run, "prompts", "change_prompts")
 

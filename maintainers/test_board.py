@@ -814,13 +814,13 @@ def test_the_board_answers_only_local_names_and_its_own_paths():
         assert "<script src" not in html and "<link" not in html and "http" not in html.split("<script>")[1]
 
 
-def stderr_line(process: subprocess.Popen, silence: str, stream: str = "stderr") -> str:
-    """The next line on process's stderr (or its stdout) within TIMEOUT, read a byte at a time from its file descriptor.
+def stderr_line(process: subprocess.Popen, silence: str, stream: str = "stderr", bound: float = TIMEOUT) -> str:
+    """The next line on process's stderr (or its stdout) within bound seconds, read a byte at a time from its file descriptor.
 
     readline() on the buffered pipe may read the lines after this one too, and keep them where select()
     cannot see them: the wait for the next line would then time out with that line already read.
     """
-    fd, line, deadline = getattr(process, stream).fileno(), b"", time.monotonic() + TIMEOUT
+    fd, line, deadline = getattr(process, stream).fileno(), b"", time.monotonic() + bound
     while not line.endswith(b"\n"):
         remaining = deadline - time.monotonic()
         if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:

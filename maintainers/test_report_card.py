@@ -11,7 +11,6 @@ import functools
 import json
 import os
 import pathlib
-import select
 import shlex
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import report_card
 from lab_server import FLAGS as LAB_FLAGS
 from report_card import Wire
 from test_board import CHROMEDRIVER, CHROMIUM, TIMEOUT, Browser
+from test_board import stderr_line as board_stderr_line
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 PYTHON = sys.executable
@@ -557,20 +557,8 @@ def test_a_server_that_floods_its_stdout_is_read_no_further_than_the_limit():
 # ---------------------------------------------------------------------------------------------------
 
 def stderr_line(process: subprocess.Popen, silence: str) -> str:
-    """The next line on process's stderr, read a byte at a time (nothing is read ahead), within CARD_TIMEOUT.
-
-    The next line may come only after a whole card has run: the bound is the card's, not one response's.
-    """
-    fd, line, deadline = process.stderr.fileno(), b"", time.monotonic() + CARD_TIMEOUT
-    while not line.endswith(b"\n"):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-            raise TimeoutError(f"{silence}; so far {line!r}")
-        byte = os.read(fd, 1)
-        if not byte:
-            raise EOFError(f"{silence}: the process closed its stderr; so far {line!r}")
-        line += byte
-    return line.decode()
+    """The next line on process's stderr within CARD_TIMEOUT: it may come only after a whole card has run."""
+    return board_stderr_line(process, silence, bound=CARD_TIMEOUT)
 
 
 def until(condition, what: str):
