@@ -4,6 +4,7 @@
     python maintainers/stress.py -n 3 --python python3.10  # the whole suite 3 times on another Python
     python maintainers/stress.py -n 200 maintainers/test_duplex.py -k stdio   # chosen tests, 200 times each
     python maintainers/stress.py --load 0 -n 5 test_mcp_min.py                 # no load
+    python maintainers/stress.py -n 200 maintainers/test_lessons.py -k "stored_outputs and 11_wire"  # one parameter set
 
 With no test named, each round is a run of the whole suite (`python -m pytest`, a process of its own). With
 tests named (paths, node ids, -k, as pytest takes them), one run of pytest runs each chosen test n times in a
@@ -56,7 +57,14 @@ def busy_loops(count: int) -> list:
 def failures(output: str) -> list:
     """The node ids of the failed and errored tests in pytest's short summary (-rfE), a round's mark left out."""
     names = re.findall(r"^(?:FAILED|ERROR) (\S+)", output, re.M)
-    return [re.sub(r"-?\d+of\d+\]$", "]", name).replace("[]", "") for name in names]
+    return [without_round(name) for name in names]
+
+
+def without_round(name: str) -> str:
+    """A test's node id without the round's mark, wherever pytest put it among the parameters: test[2of9-odd]."""
+    test, bracket, parameters = name.partition("[")
+    kept = [part for part in parameters.rstrip("]").split("-") if not re.fullmatch(r"\d+of\d+", part)]
+    return f"{test}[{'-'.join(kept)}]" if bracket and kept else test
 
 
 def run(python: str, args: list, repeat: int) -> tuple:
@@ -92,6 +100,12 @@ def main(argv: list) -> int:
                 rounds = int(value)
             else:
                 load = int(value)
+        elif "[" in word and rounds > 1:
+            # Each repeat adds the round to the test's parameters, so "name[p]" no longer names a collected test.
+            name, _, parameter = word.partition("[")
+            print(f"stress: {word} names one parameter set, which the repeats rename: choose it with -k, as in "
+                  f"{name} -k {parameter.rstrip(']')!r}", file=sys.stderr)
+            return 2
         else:
             args.append(word)
     counted, started = collections.Counter(), time.monotonic()
