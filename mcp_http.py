@@ -12,6 +12,7 @@ http.client's readers cost more than the rest of a round trip.
 """
 
 import base64
+import collections
 import contextlib
 import http.server
 import io
@@ -56,6 +57,12 @@ SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
 MAX_HEADERS = 100  # header lines in a request or a response, each MAX_HEADER_LINE bytes at most (http.server's bounds)
 MAX_HEADER_LINE = 65536
+# Resumability (spec 2025-11-25, basic/transports, "Resumability and Redelivery"): each event of a session's stream
+# carries an id, and what a stream sent is kept for a client that reconnects with GET and Last-Event-ID.
+RETRY_MS = 1000  # the wait a server that closes a stream's connection early asks of the client before it reconnects
+REPLAY_S = 60  # an event is kept for replay this long after it was sent
+REPLAY_STREAM_BYTES = 1 << 20  # and at most this much of one stream's events, the oldest forgotten first
+REPLAY_BYTES = 32 << 20  # and at most this much of the whole server's
 
 
 def header_value(text: str) -> str:
@@ -141,14 +148,24 @@ class HttpStream:
     closed turns true when the client goes away; for a 2026-07-28 request that is the cancel
     (2026-07-28, "Cancellation"). Without an event stream (the client accepts only JSON) there is
     nowhere to put a notification, and no way to ask the client anything.
+
+    A stream of a handshake session is resumable (log is the server's EventLog): each event carries an id,
+    is kept for replay, and the connection carrying the stream may change. The client going away detaches
+    the stream rather than closing it, for a disconnection is no cancel (2025-11-25, "Resumability and
+    Redelivery"); a GET with Last-Event-ID attaches a new connection, which gets what it missed first.
     """
 
-    def __init__(self, handler, events_accepted: bool, listen: bool = False):
-        self.handler, self.events_accepted = handler, events_accepted
+    def __init__(self, handler, events_accepted: bool, listen: bool = False, log=None, session_id=None):
+        self.handler, self.events_accepted = handler, events_accepted  # handler: the connection it is written on
         self.lock = threading.Lock()  # one writer at a time on this connection
         self.started = False  # the event stream's headers are out
         self.gone = False  # a write failed: the client went away
         self.ended = threading.Event() if listen else None  # set when a listen stream's response is out
+        self.log, self.session_id = log, session_id  # resumable: the server's EventLog, and the session's id
+        self.key = secrets.token_urlsafe(9)  # names the stream in its events' ids: "key.number"
+        self.number = 0  # the number of its last event
+        self.kept, self.kept_bytes = collections.deque(), 0  # (number, event) kept for replay, guarded by log.lock
+        self.done = threading.Event()  # set when its response is out: nothing more will be sent on it
 
     def send(self, message: dict):
         """Write one of the server's messages as an event of this request's stream, if it can carry it."""
@@ -157,31 +174,149 @@ class HttpStream:
                 raise RuntimeError("this POST accepts no text/event-stream, so the server cannot ask the client")
             return  # a notification with nowhere to go
         with self.lock:
+            event = f"event: message\ndata: {encode(message)}\n\n".encode()
+            if self.log is not None:
+                self.number += 1
+                event = f"id: {self.key}.{self.number}\n".encode() + event
+                self.log.keep(self, self.number, event)
             try:
-                if self.gone:
-                    return  # the client went away, or stopped reading: nothing more is written, nor waited for
-                if not self.started:
-                    self.handler.start_events()
-                    self.started = True
-                self.handler.write_event(message)
+                if self.gone or self.handler is None:
+                    pass  # the client went away, or stopped reading (or, resumable, may come back for it)
+                else:
+                    if not self.started:
+                        self.handler.start_events()
+                        self.started = True
+                    self.handler.write_chunk(event)
             except OSError:  # TimeoutError too: a listen stream's reader that stopped reading is dropped
-                self.gone = True
-        if "method" not in message and self.ended:
-            self.ended.set()
+                self.detach()
+        if "method" not in message:
+            self.done.set()
+            if self.ended:
+                self.ended.set()
 
     def send_comment(self, comment: bytes):
         """Write a comment line on the stream (a keep-alive)."""
         with self.lock:
             try:
-                if not self.gone:
+                if not self.gone and self.handler is not None:
                     self.handler.write_chunk(comment)
             except OSError:
-                self.gone = True
+                self.detach()
+
+    def detach(self):
+        """(Holding lock.) The connection failed: a resumable stream waits for another; any other is gone."""
+        if self.log is not None:
+            self.handler = None
+        else:
+            self.gone = True
+
+    def attach(self, handler, after: int) -> str | None:
+        """Carry the stream on handler's connection from now on, first replaying the events after number after;
+        what is wrong, if the events after it are not all kept (then nothing is written)."""
+        with self.lock:
+            with self.log.lock:
+                missed = [event for number, event in self.kept if number > after]
+                first = self.kept[0][0] if self.kept else self.number + 1
+            if not first - 1 <= after <= self.number:
+                return (f"the events after {self.key}.{after} are no longer kept: a stream's events are kept "
+                        f"{REPLAY_S} s and {REPLAY_STREAM_BYTES} bytes")
+            handler.start_events()
+            self.started, self.handler = True, handler
+            for event in missed:
+                handler.write_chunk(event)
+        return None
+
+    def disconnect(self):
+        """Close the connection carrying this stream, but not the stream: the client waits the retry it is told,
+        then reconnects with GET and Last-Event-ID and gets the rest (2025-11-25, "Sending Messages to the Server":
+        after an event with an id, a server MAY close the connection, and SHOULD send a retry field first)."""
+        with self.lock:
+            if self.log is None or self.handler is None:
+                return  # a stream that cannot be resumed is not cut short
+            handler, self.handler = self.handler, None
+            try:
+                if not self.started:  # a priming event: an id to reconnect with, and no message (data is empty)
+                    handler.start_events()
+                    self.started = True
+                    handler.write_chunk(f"id: {self.key}.{self.number}\ndata: \n\n".encode())
+                handler.write_chunk(f"retry: {RETRY_MS}\n\n".encode())
+                handler.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # the client went away first: it reconnects all the same
+            handler.close_connection = True
 
     @property
     def closed(self) -> bool:
-        """Whether the client has gone: a write failed, or the connection reads as end of file."""
+        """Whether the client has gone: a write failed, or the connection reads as end of file (never, for a
+        resumable stream: its client may come back)."""
+        if self.log is not None:
+            return False
         return self.gone or self.handler.client_gone()
+
+
+class EventLog:
+    """The events of a server's session streams, kept for a client that reconnects with Last-Event-ID (2025-11-25,
+    "Resumability and Redelivery"): each for REPLAY_S seconds, at most REPLAY_STREAM_BYTES of one stream's and
+    REPLAY_BYTES of the server's, the oldest forgotten first."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.order = collections.deque()  # (stream, number, size, when) of each event kept, oldest first
+        self.bytes = 0
+        self.streams = {}  # stream key -> HttpStream: those with events kept, or still running
+
+    def keep(self, stream: HttpStream, number: int, event: bytes):
+        """Keep one event of stream; forget the oldest ones past the bounds."""
+        now = time.monotonic()
+        with self.lock:
+            self.streams[stream.key] = stream
+            stream.kept.append((number, event))
+            stream.kept_bytes += len(event)
+            self.order.append((stream, number, len(event), now))
+            self.bytes += len(event)
+            while stream.kept_bytes > REPLAY_STREAM_BYTES:
+                _, old = stream.kept.popleft()
+                stream.kept_bytes -= len(old)
+                self.bytes -= len(old)
+            self.forget(now)
+
+    def forget(self, now: float):
+        """(Holding lock.) Forget the events older than REPLAY_S, and the oldest while over REPLAY_BYTES."""
+        while self.order and (self.bytes > REPLAY_BYTES or self.order[0][3] < now - REPLAY_S):
+            stream, number, size, _ = self.order.popleft()
+            if stream.kept and stream.kept[0][0] == number:  # (else forgotten already, past its stream's bound)
+                stream.kept.popleft()
+                stream.kept_bytes -= size
+                self.bytes -= size
+            if not stream.kept and stream.done.is_set():
+                self.streams.pop(stream.key, None)
+
+    def find(self, session_id: str, event_id: str) -> tuple:
+        """The stream of session_id that event_id names, and the event's number; (None, 0) if none is kept."""
+        key, _, number = event_id.strip().rpartition(".")
+        with self.lock:
+            self.forget(time.monotonic())
+            stream = self.streams.get(key)
+        if stream is None or stream.session_id != session_id or not number.isdigit():
+            return None, 0  # another session's stream is not this client's to read
+        return stream, int(number)
+
+
+class Session:
+    """One handshake session over HTTP: its server, when last used, its standing GET stream, its requests in flight."""
+
+    def __init__(self, server, sid: str, log: EventLog):
+        self.server, self.sid, self.used = server, sid, time.monotonic()
+        self.in_flight = 0  # POSTs being served: while one is, the session's notifications wait for its end
+        self.standing = HttpStream(None, True, log=log, session_id=sid)  # the GET stream, once a client opens it
+        self.lock = threading.Lock()
+
+    def deliver(self):
+        """The server sent something outside any request: on the GET stream at once, if one is open and no
+        request is in flight (else it goes out at the end of the next POST, after that POST's own messages)."""
+        if self.in_flight == 0 and self.standing.handler is not None:
+            for message in self.server.drain_outbox():
+                self.standing.send(message)
 
 
 def read_head(reader) -> dict:
@@ -216,7 +351,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
     events the request sends as they happen, then its response.
     """
 
-    sessions = {}  # Mcp-Session-Id -> [MCPServer, when last used]: one a client, in the handshake era
+    sessions = {}  # Mcp-Session-Id -> its Session: one a client, in the handshake era
     sessions_lock = threading.Lock()
     if isinstance(server, mcp_full.MCPServer):
         shared, factory = server, server.session
@@ -224,6 +359,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
         shared, factory = server(), server  # shared serves every stateless request: there is no session
     else:
         raise TypeError("http_server takes mcp_full's MCPServer, or a function that makes each session's server")
+    log = EventLog()  # what the sessions' streams sent, for a client that reconnects
     arriving = {}  # connection -> the moment by which its next request must have arrived whole
     dates = {}  # a second -> its Date header, formatted once a second rather than for every response
 
@@ -246,14 +382,54 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             pass  # no access log on stderr: trace the messages instead
 
         def do_GET(self):
-            self.refuse(405, "this server opens no standalone stream: each request's messages travel on its own")
+            """A session's standing stream, or (with Last-Event-ID) a stream resumed: what it missed, then the rest."""
+            if not self.is_allowed():
+                return
+            if "transfer-encoding" in self.header_values or self.header("Content-Length", "0") != "0":
+                return self.refuse(400, "a GET carries no body")
+            if "text/event-stream" not in self.header("Accept", ""):
+                return self.refuse(406, "a GET opens an event stream: accept text/event-stream")
+            if self.header("Mcp-Session-Id") is None:  # 2026-07-28 has no sessions, so no stream outside a request
+                return self.refuse(405, "a standalone stream belongs to a session: initialize first")
+            session = self.session()
+            if session is None:
+                return
+            if not isinstance(session.server, mcp_full.MCPServer):
+                return self.refuse(405, "the lab's server sends nothing outside a request: no standalone stream")
+            last = self.header("Last-Event-ID")
+            stream, after = (session.standing, session.standing.number) if last is None else log.find(session.sid, last)
+            problem = f"Last-Event-ID {last!r} names no stream of this session kept for replay" if stream is None else \
+                stream.attach(self, after)
+            if problem:
+                return self.refuse(400, problem)
+            session.deliver()  # what waited in the outbox, if nothing is in flight
+            self.hold(stream)
+
+        def hold(self, stream: HttpStream):
+            """Keep a GET's stream open until its response is out, another GET takes it over, or either side goes."""
+            quiet_since = time.monotonic()
+            while not stream.done.wait(0.25) and stream.handler is self and not self.server.closing:
+                if self.client_gone():
+                    break
+                if time.monotonic() - quiet_since > KEEPALIVE_S:
+                    stream.send_comment(b": keep-alive\n\n")
+                    quiet_since = time.monotonic()
+            with stream.lock:
+                if stream.handler is self:
+                    stream.handler = None  # the stream goes on without a connection, kept for the next GET
+                try:
+                    self.write_chunk(b"")
+                except OSError:
+                    self.close_connection = True
 
         def do_DELETE(self):
             if not self.is_allowed():
                 return
             if "transfer-encoding" in self.header_values or self.header("Content-Length", "0") != "0":
                 return self.refuse(400, "a DELETE carries no body")  # else the body would be read as the next request
-            if self.session(end=True):
+            session = self.session(end=True)
+            if session:
+                session.standing.done.set()  # its GET, if open, ends
                 self.respond(200, None)
 
         def handle_one_request(self):
@@ -324,13 +500,16 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 server, sid = factory(), secrets.token_urlsafe(24)
                 reply = server.handle(message)
                 if reply and "result" in reply:
+                    session = Session(server, sid, log)
+                    if isinstance(server, mcp_full.MCPServer):
+                        server.on_send = session.deliver  # what it sends outside a request may take the GET stream
                     with sessions_lock:
-                        sessions[sid] = [server, time.monotonic()]
+                        sessions[sid] = session
                 self.respond(200, reply, {"Mcp-Session-Id": sid} if reply and "result" in reply else {})
             else:
-                server = self.session()
-                if server:
-                    self.serve(server, message, lambda reply: 200)
+                session = self.session()
+                if session:
+                    self.serve(session.server, message, lambda reply: 200, session)
 
         def post_stateless(self, message):
             """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses."""
@@ -375,8 +554,9 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                     return f"the {header} header does not match the body"
             return None
 
-        def serve(self, server, message, status):
-            """handle() on this connection's thread; what the request sends meanwhile goes out as events, at once."""
+        def serve(self, server, message, status, session: Session | None = None):
+            """handle() on this connection's thread; what the request sends meanwhile goes out as events, at once
+            (resumable events, in a session)."""
             if not isinstance(message, dict) or "method" not in message or "id" not in message:
                 reply = server.handle(message)  # a notification, or the client's response to the server's question
                 return self.respond(202 if reply is None else status(reply), reply)
@@ -384,11 +564,20 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             if message.get("method") == "subscriptions/listen" and not events_accepted:  # it would be kept, unheard
                 return self.respond(406, error_response(message.get("id"), INVALID_REQUEST,
                                                         "subscriptions/listen answers on an event stream: accept text/event-stream"))
-            stream = HttpStream(self, events_accepted, message.get("method") == "subscriptions/listen")
+            stream = HttpStream(self, events_accepted, message.get("method") == "subscriptions/listen",
+                                log if session else None, session and session.sid)
             if stream.ended:  # a listen stream: its writes come from whoever changes a list, and may never wait long
                 self.connection.settimeout(STREAM_WRITE_S)
-            # mcp_full's server takes the request's stream; the lab's serves the request whole, then answers
-            reply = server.handle(message, stream) if isinstance(server, mcp_full.MCPServer) else server.handle(message)
+            if session:
+                with session.lock:
+                    session.in_flight += 1
+            try:
+                # mcp_full's server takes the request's stream; the lab's serves the request whole, then answers
+                reply = server.handle(message, stream) if isinstance(server, mcp_full.MCPServer) else server.handle(message)
+            finally:
+                if session:
+                    with session.lock:
+                        session.in_flight -= 1
             if reply is None and message.get("method") == "subscriptions/listen" and stream.started:
                 return self.hold_open(server, stream)
             queued = server.drain_outbox()  # the session's list_changed, if any
@@ -397,10 +586,17 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                     self.close_connection = True
                     return
                 if not stream.started:  # nothing was said before the response: one JSON body, in one write
+                    stream.done.set()
                     return self.respond(202 if reply is None else status(reply), reply, queued=queued)
+            for event in queued + ([reply] if reply else []):
+                stream.send(event)  # on whichever connection carries the stream now (a resumed stream's GET)
+            stream.done.set()
+            with stream.lock:
+                if stream.handler is not self:  # the client went, or resumed the stream on a GET, which ends it
+                    self.close_connection = True
+                    return
+                stream.handler = None
                 try:
-                    for event in queued + ([reply] if reply else []):
-                        self.write_event(event)
                     self.write_chunk(b"")  # the end of the event stream; the connection stays usable
                 except OSError:
                     self.close_connection = True
@@ -442,10 +638,6 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             self.end_headers()
             self.close_connection = self.close_connection or self.request_version != "HTTP/1.1"
 
-        def write_event(self, message: dict):
-            """One message as one event of the stream."""
-            self.write_chunk(f"event: message\ndata: {encode(message)}\n\n".encode())
-
         def write_chunk(self, data: bytes):
             """One chunk of a chunked body; an empty one ends the body (HTTP/1.0: data as it is; the close ends it)."""
             if self.request_version != "HTTP/1.1":
@@ -455,17 +647,17 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             self.wfile.flush()
 
         def session(self, end: bool = False):
-            """The session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
+            """The Session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
             sid = self.header("Mcp-Session-Id")
             with sessions_lock:
                 session = sessions.pop(sid, None)
                 if session and not end:
-                    session[1] = time.monotonic()
+                    session.used = time.monotonic()
                     sessions[sid] = session  # to the end: the sessions are kept in the order of their last use
             if session is None:
                 status, reason = (400, "missing Mcp-Session-Id") if sid is None else (404, "unknown or ended session")
                 self.respond(status, error_response(None, INVALID_REQUEST, reason))
-            return session and session[0]
+            return session
 
         def make_room_for_a_session(self):
             """Forget the sessions idle longer than SESSION_IDLE_S and, while MAX_SESSIONS are still open, the one
@@ -474,10 +666,11 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             now = time.monotonic()
             with sessions_lock:
                 while sessions:
-                    sid, (server, used) = next(iter(sessions.items()))  # the least recently used
-                    if now - used <= SESSION_IDLE_S and len(sessions) < MAX_SESSIONS:
+                    sid, session = next(iter(sessions.items()))  # the least recently used
+                    if now - session.used <= SESSION_IDLE_S and len(sessions) < MAX_SESSIONS:
                         break
                     del sessions[sid]
+                    session.standing.done.set()
 
         def is_allowed(self) -> bool:
             """The path is /mcp, and Host and Origin are local names; otherwise refuse before reading a body."""
