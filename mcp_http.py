@@ -63,6 +63,8 @@ RETRY_MS = 1000  # the wait a server that closes a stream's connection early ask
 REPLAY_S = 60  # an event is kept for replay this long after it was sent
 REPLAY_STREAM_BYTES = 1 << 20  # and at most this much of one stream's events, the oldest forgotten first
 REPLAY_BYTES = 32 << 20  # and at most this much of the whole server's
+RETRY_CAP_S = 10  # a client waits the retry it is told, or RETRY_MS untold, but never longer than this (or its timeout)
+MAX_RESUMES = 20  # times a client reconnects to one stream: a server that keeps closing it is given up on
 
 
 def header_value(text: str) -> str:
@@ -174,6 +176,8 @@ class HttpStream:
                 raise RuntimeError("this POST accepts no text/event-stream, so the server cannot ask the client")
             return  # a notification with nowhere to go
         with self.lock:
+            if "method" not in message:
+                self.done.set()  # (under the lock: a GET waiting for it writes its end only once this is out)
             event = f"event: message\ndata: {encode(message)}\n\n".encode()
             if self.log is not None:
                 self.number += 1
@@ -189,10 +193,8 @@ class HttpStream:
                     self.handler.write_chunk(event)
             except OSError:  # TimeoutError too: a listen stream's reader that stopped reading is dropped
                 self.detach()
-        if "method" not in message:
-            self.done.set()
-            if self.ended:
-                self.ended.set()
+        if "method" not in message and self.ended:
+            self.ended.set()
 
     def send_comment(self, comment: bytes):
         """Write a comment line on the stream (a keep-alive)."""
@@ -220,8 +222,8 @@ class HttpStream:
             if not first - 1 <= after <= self.number:
                 return (f"the events after {self.key}.{after} are no longer kept: a stream's events are kept "
                         f"{REPLAY_S} s and {REPLAY_STREAM_BYTES} bytes")
+            self.started, self.handler = True, handler  # first: a sender that sees it waits for this lock
             handler.start_events()
-            self.started, self.handler = True, handler
             for event in missed:
                 handler.write_chunk(event)
         return None
@@ -389,13 +391,14 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 return self.refuse(400, "a GET carries no body")
             if "text/event-stream" not in self.header("Accept", ""):
                 return self.refuse(406, "a GET opens an event stream: accept text/event-stream")
+            arriving.pop(self.connection, None)  # arrived: the stream may stay open as long as the session lasts
             if self.header("Mcp-Session-Id") is None:  # 2026-07-28 has no sessions, so no stream outside a request
                 return self.refuse(405, "a standalone stream belongs to a session: initialize first")
             session = self.session()
             if session is None:
                 return
             if not isinstance(session.server, mcp_full.MCPServer):
-                return self.refuse(405, "the lab's server sends nothing outside a request: no standalone stream")
+                return self.refuse(405, "the lab's server sends nothing outside a request: no standing stream")
             last = self.header("Last-Event-ID")
             stream, after = (session.standing, session.standing.number) if last is None else log.find(session.sid, last)
             problem = f"Last-Event-ID {last!r} names no stream of this session kept for replay" if stream is None else \
@@ -789,6 +792,10 @@ def serve_http(server, host: str = "127.0.0.1", port: int = 8000):
             pass  # Ctrl-C: stop quietly
 
 
+class StreamCut(ConnectionError):
+    """The server closed the connection before the body ended: an event stream with an id may be resumed."""
+
+
 class HttpConnection:
     """One kept-alive HTTP/1.1 connection of a client, written and read by hand (RFC 9112), as the server reads
     its requests: a request leaves in one write; a response is its status, its headers, then its body, read
@@ -836,7 +843,10 @@ class HttpConnection:
             return self.left > 0
         if self.in_chunk:
             self.reader.readline(3)  # the CRLF after a chunk's data
-        size = self.reader.readline(MAX_HEADER_LINE + 1).split(b";")[0].strip()  # hex digits, then extensions
+        line = self.reader.readline(MAX_HEADER_LINE + 1)
+        if not line:
+            raise StreamCut("the server closed the connection before the body ended")
+        size = line.split(b";")[0].strip()  # hex digits, then extensions
         if not size or size.strip(b"0123456789abcdefABCDEF"):
             raise ConnectionError(f"not a chunk size: {size[:20]!r}")
         self.left, self.in_chunk = int(size, 16), True
@@ -863,7 +873,7 @@ class HttpConnection:
     def take(self, data: bytes) -> bytes:
         """Count data read from the body; the server closing before the body ends is a ConnectionError."""
         if not data:
-            raise ConnectionError("the server closed the connection before the body ended")
+            raise StreamCut("the server closed the connection before the body ended")
         self.left -= len(data)
         return data
 
@@ -882,7 +892,10 @@ class HttpTransport(Transport):
         transport = HttpTransport("http://127.0.0.1:8000/mcp", trace=print_trace)
     It keeps Mcp-Session-Id and MCP-Protocol-Version, and reads JSON or event-stream responses, event
     by event as they arrive: a question from the server is answered with a POST of its own, on a second
-    connection, while the first still streams.
+    connection, while the first still streams. An event stream that ends before its response is resumed:
+    the client waits the retry it was told and reconnects with GET and Last-Event-ID. Once a session is
+    initialized it opens the session's standing stream (a GET), if the server offers one, and a thread reads
+    it: the server's questions there are answered at once, its notifications kept for drain().
     """
 
     def __init__(self, url: str, trace=None, timeout: float = 30.0):
@@ -892,6 +905,8 @@ class HttpTransport(Transport):
         self.connection = self.new_connection()
         self.side_connection: HttpConnection | None = None  # opened the first time the server asks something mid-stream
         self.listen_connection: HttpConnection | None = None  # the open subscriptions/listen stream's own connection
+        self.standing_connection: HttpConnection | None = None  # the session's standing GET stream's, while open
+        self.aside = threading.Lock()  # the side connection is shared by the caller's thread and the standing stream's
         self.arrived = queue.Queue()  # what the listen stream brought, not yet handed over
         self.session_id = self.protocol_version = None
         self.tool_schemas = {}  # name -> inputSchema, for the tools whose arguments travel in headers too
@@ -925,16 +940,10 @@ class HttpTransport(Transport):
             self.session_id = reply.headers.get("mcp-session-id") or self.session_id
             if reply.status == 202 or is_notification(message):
                 reply.read()
+                if message.get("method") == "notifications/initialized" and self.session_id:
+                    self.open_standing_stream()
                 return None
-            for incoming in self.messages(reply, self.connection, deadline):
-                if not isinstance(incoming, dict):
-                    continue  # not a message at all
-                if "method" not in incoming and same_id(incoming.get("id"), message["id"]):
-                    reply.read()  # the rest of the body, so that the connection can carry the next POST
-                    return self.received_response(message, incoming)
-                answer = self.receive(incoming)
-                if answer is not None:
-                    self.post_aside(answer)
+            return self.response_to(message, reply, deadline)
         except OSError as exc:
             self.connection.close()  # the next POST starts on a fresh connection; closing is the 2026 cancel
             if isinstance(exc, TimeoutError) and self.session_id and not is_notification(message):
@@ -942,8 +951,116 @@ class HttpTransport(Transport):
                                                                           "reason": f"no response in {self.timeout} s"}))
             if isinstance(exc, TimeoutError):
                 raise TimeoutError(f"no response to {message['method']} (id {message['id']}) in {self.timeout} s")
+            if type(exc) is ConnectionError:  # already says what went wrong
+                raise
             raise ConnectionError(f"HTTP: {exc!r}") from exc
-        raise ConnectionError(f"HTTP {reply.status}: the body held no response to {message['method']}")
+
+    def response_to(self, message: dict, reply: HttpConnection, deadline: float) -> dict:
+        """The response to message, from reply's body; an event stream that ends before it, having given an event id,
+        is resumed (spec 2025-11-25, basic/transports, "Resumability and Redelivery") if its connection was cut, or
+        if it ended after a retry field (a server SHOULD send one before it closes the connection, not the stream).
+        A stream that ends with neither is over: the request gets no response (it was cancelled, say)."""
+        cursor = {}  # the stream's last event id and retry, as its events set them
+        for resumes in range(MAX_RESUMES + 1):
+            cut = False
+            try:
+                for incoming in self.messages(reply, self.connection, deadline, cursor=cursor):
+                    if not isinstance(incoming, dict):
+                        continue  # not a message at all
+                    if "method" not in incoming and same_id(incoming.get("id"), message["id"]):
+                        if resumes:
+                            self.connection.close()  # a resumed stream may stay open after its response
+                        else:
+                            reply.read()  # the rest of the body, so that the connection can carry the next POST
+                        return self.received_response(message, incoming)
+                    answer = self.receive(incoming)
+                    if answer is not None:
+                        self.post_aside(answer)
+            except (StreamCut, ConnectionResetError):
+                if "id" not in cursor:
+                    raise
+                cut = True
+            if "id" not in cursor or not (cut or "retry" in cursor):
+                raise ConnectionError(f"HTTP {reply.status}: the body held no response to {message['method']}")
+            self.connection.close()
+            self.wait_retry(cursor, deadline)
+            reply = self.resume(self.connection, cursor["id"], deadline)
+        raise ConnectionError(f"the stream of {message['method']} ended {MAX_RESUMES + 1} times without its response")
+
+    def wait_retry(self, cursor: dict, deadline: float):
+        """Wait before reconnecting: the retry the stream gave (a client MUST, 2025-11-25), bounded by RETRY_CAP_S."""
+        wait = min(cursor.get("retry", RETRY_MS) / 1000, RETRY_CAP_S)
+        if time.monotonic() + wait > deadline:
+            raise TimeoutError("the stream's retry would outlast the timeout")
+        time.sleep(wait)
+
+    def get(self, connection: HttpConnection, last_event_id: str | None = None) -> HttpConnection:
+        """GET the session's standing stream, or resume a stream after last_event_id; the response's head read."""
+        headers = {"Accept": "text/event-stream"}
+        if self.session_id:
+            headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        connection.request("GET", self.path, headers)
+        return connection
+
+    def resume(self, connection: HttpConnection, last_event_id: str, deadline: float) -> HttpConnection:
+        """Reconnect to a stream with GET and Last-Event-ID: its response, carrying what the stream sent since."""
+        connection.timeout = max(0.01, deadline - time.monotonic())
+        try:
+            reply = self.get(connection, last_event_id)
+        finally:
+            connection.timeout = self.timeout
+        if reply.status != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
+            body = reply.read()[:200].decode(errors="replace")
+            connection.close()
+            raise ConnectionError(f"HTTP {reply.status}: resuming the stream after {last_event_id} failed: {body}")
+        return reply
+
+    def open_standing_stream(self):
+        """GET the session's standing stream (2025-11-25, "Listening for Messages from the Server"): 405 means the
+        server offers none. Its head is read here, so that the server has it before the next request."""
+        connection = self.new_connection()
+        try:
+            reply = self.get(connection)
+            if reply.status != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
+                reply.read()
+                connection.close()
+                return  # 405: not offered; anything else: no stream, and the session works without it
+        except OSError:
+            connection.close()
+            return
+        connection.socket.settimeout(None)  # it may be quiet as long as the session lasts
+        self.standing_connection = connection
+        threading.Thread(target=self.read_standing, args=(connection, reply), daemon=True).start()
+
+    def read_standing(self, connection: HttpConnection, reply: HttpConnection):
+        """The standing stream's thread: answer each request at once, keep each notification; resume the stream if
+        the server ends it having given an event id; stop when the client closes it."""
+        cursor = {}
+        for _ in range(MAX_RESUMES + 1):
+            cut = False
+            try:
+                for incoming in self.messages(reply, connection, float("inf"), traced=False, cursor=cursor):
+                    if not isinstance(incoming, dict) or "method" not in incoming:
+                        continue  # a response belongs on the stream of its request
+                    if "id" not in incoming:
+                        self.arrived.put(incoming)  # handed over (and traced) by drain(), on the caller's thread
+                        continue
+                    answer = self.receive(self.traced("←", incoming))
+                    if answer is not None:
+                        self.post_aside(answer)
+            except (OSError, ValueError, AttributeError):
+                cut = True  # the stream was closed: by us (close) or by the server
+            if self.standing_connection is not connection or "id" not in cursor or not (cut or "retry" in cursor):
+                return  # closed by us, or not resumable, or ended by the server (as response_to decides)
+            try:
+                connection.close()
+                self.wait_retry(cursor, float("inf"))
+                reply = self.resume(connection, cursor["id"], time.monotonic() + self.timeout)
+                connection.socket.settimeout(None)
+            except OSError:
+                return
 
     def received_response(self, message: dict, reply: dict) -> dict:
         """Learn what a response teaches the transport (the version, the tools' header annotations); return it."""
@@ -960,14 +1077,16 @@ class HttpTransport(Transport):
 
     def post_aside(self, message: dict):
         """POST a message on the side connection, while the main one is busy streaming (202 expected)."""
-        self.side_connection = self.side_connection or self.new_connection()
-        try:
-            self.post(self.side_connection, message).read()
-        except OSError:
-            self.side_connection.close()
+        with self.aside:
+            self.side_connection = self.side_connection or self.new_connection()
+            try:
+                self.post(self.side_connection, message).read()
+            except OSError:
+                self.side_connection.close()
 
-    def messages(self, reply, connection, deadline: float, traced: bool = True):
-        """The messages of a response body, each as it arrives: one JSON body, or an event stream's events."""
+    def messages(self, reply, connection, deadline: float, traced: bool = True, cursor: dict | None = None):
+        """The messages of a response body, each as it arrives: one JSON body, or an event stream's events
+        (cursor, if given, keeps the stream's last event id and retry, in milliseconds)."""
         if not reply.headers.get("content-type", "").startswith("text/event-stream"):
             body = reply.read()
             try:
@@ -983,8 +1102,14 @@ class HttpTransport(Transport):
             if not line:
                 return
             line = line.decode("utf-8", "replace").rstrip("\r\n")
-            if line.startswith("data:"):
-                data.append(line[5:].removeprefix(" "))  # one space after the colon is not the data's (WHATWG, SSE)
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")  # one space after the colon is not the value's (WHATWG, SSE)
+            if field == "data":
+                data.append(value)
+            elif field == "id" and "\0" not in value and cursor is not None:
+                cursor["id"] = value  # the id a reconnection names in Last-Event-ID (an event without data sets it too)
+            elif field == "retry" and value.isdigit() and cursor is not None:
+                cursor["retry"] = int(value)
             elif not line and data:
                 text, data = "\n".join(data), []
                 if not text.strip():
@@ -1052,6 +1177,11 @@ class HttpTransport(Transport):
         """End the session with DELETE, then close the connections."""
         if self.listen_connection:
             self.cancel({}, "closing")
+        standing, self.standing_connection = self.standing_connection, None  # (so its thread does not reconnect)
+        if standing:
+            with contextlib.suppress(OSError, AttributeError):
+                standing.socket.shutdown(socket.SHUT_RDWR)
+            standing.close()
         if self.session_id:
             try:
                 self.connection.request("DELETE", self.path, {"Mcp-Session-Id": self.session_id})

@@ -8,9 +8,11 @@ import pytest
 
 import mcp_full
 import mcp_http
-from mcp_full import MCPClient, error_response, notification, request, response
+import mcp_min
+import server_demo
+from mcp_full import Context, MCPClient, MCPServer, error_response, notification, request, response
 from test_hostile import chunked, pong, scripted_http
-from test_transports import META, TIMEOUT, connection, exchange, http_endpoint
+from test_transports import META, TIMEOUT, connection, exchange, http_endpoint, open_session
 
 
 def event_stream_answer(body: bytes) -> bytes:
@@ -106,3 +108,167 @@ def test_a_stateless_tool_result_says_is_error_false():
     assert result == response(1, {"content": [{"type": "text", "text": "3"}], "resultType": "complete",
                                   "isError": False, "_meta": {"io.modelcontextprotocol/serverInfo":
                                                               {"name": "honest", "version": "0.1.0"}}})
+
+
+# ---- resumption: a stream cut short mid-call (spec 2025-11-25, basic/transports, "Resumability and Redelivery") ----
+
+NAME_SCHEMA = {"type": "object", "properties": {"value": {"type": "string"}}}
+
+
+def cutting_server() -> MCPServer:
+    """A server whose tools close their stream's connection mid-call, then go on: one answers, one asks first."""
+    server = MCPServer("cutting")
+
+    @server.tool()
+    def cut_short(ctx: Context) -> str:
+        """Report progress, close the stream's connection, report again, answer."""
+        ctx.progress(1)
+        ctx.close_stream()
+        ctx.progress(2)
+        return "whole"
+
+    @server.tool()
+    def cut_then_ask(ctx: Context) -> str:
+        """Close the stream's connection before any event, then ask the client's name."""
+        ctx.close_stream()
+        return "hello " + ctx.elicit("name", "Name?", NAME_SCHEMA)["content"]["value"]
+    return server
+
+
+def resuming_client(port: int, **options) -> MCPClient:
+    """An MCPClient over HTTP to port, in the handshake era (the one with sessions, so with resumable streams)."""
+    client = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT), **options)
+    client.connect("handshake")
+    return client
+
+
+def test_a_stream_cut_mid_call_is_resumed_and_each_event_arrives_once():
+    # The server closes the POST's connection after progress 1; the client waits the retry, GETs with
+    # Last-Event-ID, and gets progress 2 and the answer, replayed, none twice.
+    progress = []
+    with http_endpoint(cutting_server()) as port:
+        client = resuming_client(port, on_progress=lambda params: progress.append(params["progress"]))
+        result = client.call_tool("cut_short", progress=True)
+        client.close()
+    assert (result["content"], progress) == ([{"type": "text", "text": "whole"}], [1, 2])
+
+
+def test_a_question_sent_after_the_cut_is_answered_on_the_resumed_stream():
+    # Cut before any event (a priming event gives the id), then the server asks: the question and the answer
+    # after it travel on the GET that resumed the stream.
+    with http_endpoint(cutting_server()) as port:
+        client = resuming_client(port, on_elicit=lambda question: {"action": "accept", "content": {"value": "Ada"}})
+        result = client.call_tool("cut_then_ask")
+        client.close()
+    assert result["content"] == [{"type": "text", "text": "hello Ada"}]
+
+
+def test_a_last_event_id_of_no_kept_stream_is_400_and_a_get_without_event_stream_is_406():
+    with http_endpoint() as port:
+        conn = connection(port)
+        session = open_session(conn)
+        status, _, body = exchange(conn, verb="GET", headers={"Mcp-Session-Id": session, "Last-Event-ID": "nothing.3",
+                                                              "Accept": "text/event-stream"})
+        assert (status, json.loads(body)["error"]["message"]) == (
+            400, "Last-Event-ID 'nothing.3' names no stream of this session kept for replay")
+        conn = connection(port)
+        status, _, body = exchange(conn, verb="GET", headers={"Mcp-Session-Id": session, "Accept": "application/json"})
+        assert (status, json.loads(body)["error"]["message"]) == (406, "a GET opens an event stream: accept text/event-stream")
+        conn.close()
+
+
+class Recording:
+    """A connection's stand-in for HttpStream.attach: it keeps what is written."""
+
+    def __init__(self):
+        self.written = []
+
+    def start_events(self):
+        self.written.append(b"(head)")
+
+    def write_chunk(self, data: bytes):
+        self.written.append(data)
+
+
+def logged_stream(log: mcp_http.EventLog, count: int) -> mcp_http.HttpStream:
+    """A session's stream, detached, that has sent count progress notifications."""
+    stream = mcp_http.HttpStream(None, True, log=log, session_id="s")
+    for n in range(count):
+        stream.send(notification("notifications/progress", {"progressToken": 1, "progress": n}))
+    return stream
+
+
+EVENT_BYTES = len(logged_stream(mcp_http.EventLog(), 1).kept[0][1])  # one progress event, its id and framing
+
+
+def test_a_stream_keeps_at_most_its_byte_bound_and_refuses_to_resume_past_what_it_forgot(monkeypatch):
+    monkeypatch.setattr(mcp_http, "REPLAY_STREAM_BYTES", EVENT_BYTES * 5 // 2)  # room for two events
+    log = mcp_http.EventLog()
+    stream = logged_stream(log, 5)
+    assert ([number for number, _ in stream.kept], log.bytes) == ([4, 5], stream.kept_bytes)
+    assert log.find("s", f"{stream.key}.2") == (stream, 2)
+    assert stream.attach(Recording(), 2) == (f"the events after {stream.key}.2 are no longer kept: a stream's "
+                                             f"events are kept 60 s and {EVENT_BYTES * 5 // 2} bytes")
+    handler = Recording()
+    assert stream.attach(handler, 3) is None
+    assert handler.written == [b"(head)"] + [event for _, event in stream.kept]
+
+
+def test_the_server_keeps_at_most_its_byte_bound_across_streams_the_oldest_forgotten_first(monkeypatch):
+    monkeypatch.setattr(mcp_http, "REPLAY_BYTES", EVENT_BYTES * 9 // 2)  # room for four events
+    log = mcp_http.EventLog()
+    first, second = logged_stream(log, 3), logged_stream(log, 3)
+    assert ([n for n, _ in first.kept], [n for n, _ in second.kept]) == ([3], [1, 2, 3])
+    assert log.bytes == first.kept_bytes + second.kept_bytes <= EVENT_BYTES * 9 // 2
+
+
+def test_an_event_older_than_replay_s_is_forgotten_and_so_is_its_finished_stream(monkeypatch):
+    monkeypatch.setattr(mcp_http, "REPLAY_S", -1)  # every event is older than that at once
+    log = mcp_http.EventLog()
+    stream = logged_stream(log, 2)
+    stream.send(response(7, {}))  # its response: the stream is done
+    assert (log.find("s", f"{stream.key}.1"), log.bytes, log.streams) == ((None, 0), 0, {})
+
+
+def test_another_sessions_stream_is_not_found():
+    log = mcp_http.EventLog()
+    stream = logged_stream(log, 1)
+    assert (log.find("other", f"{stream.key}.1"), log.find("s", f"{stream.key}.1")) == ((None, 0), (stream, 1))
+
+
+# ---- the standing GET stream (spec 2025-11-25, basic/transports, "Listening for Messages from the Server") ----
+
+def test_a_list_change_made_by_another_session_reaches_an_idle_client_on_its_standing_stream():
+    with http_endpoint(server_demo.make_server()) as port:  # one catalog, a session a client
+        changer, idle = resuming_client(port), resuming_client(port)
+        changer.call_tool("enable_subtract")
+        assert idle.transport.arrived.get(timeout=TIMEOUT) == notification("notifications/tools/list_changed")
+        changer.close()
+        idle.close()
+
+
+def test_a_question_the_server_sends_outside_any_request_is_answered_from_the_standing_stream():
+    sessions = []
+
+    def factory():
+        sessions.append(MCPServer("asking"))
+        return sessions[-1]
+    with http_endpoint(factory) as port:
+        client = resuming_client(port, on_elicit=lambda question: {"action": "accept", "content": {"value": "Bo"}})
+        session = sessions[-1]  # (the first serves the stateless requests)
+        id, slot = session._expect_response()
+        session.send(request(id, "elicitation/create", {"message": "Name?", "requestedSchema": NAME_SCHEMA}))
+        assert slot.get(timeout=TIMEOUT) == response(id, {"action": "accept", "content": {"value": "Bo"}})
+        client.close()
+
+
+def test_the_lab_offers_no_standing_stream_and_its_client_works_without_one():
+    with http_endpoint(lambda: mcp_min.MCPServer("lab", "0")) as port:
+        conn = connection(port)
+        session = open_session(conn)
+        status, _, body = exchange(conn, verb="GET", headers={"Mcp-Session-Id": session, "Accept": "text/event-stream"})
+        assert (status, json.loads(body)["error"]["message"]) == (
+            405, "the lab's server sends nothing outside a request: no standing stream")
+        client = resuming_client(port)
+        assert (client.transport.standing_connection, client.request("ping")) == (None, {})
+        client.close()
