@@ -52,6 +52,7 @@ KEEPALIVE_S = 15  # an open event stream with nothing to say gets a comment line
 STREAM_WRITE_S = 2  # a listen stream whose client reads nothing for this long is dropped: others never wait on it
 REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, headers, body) within this
 MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
+MAX_GET_STREAMS = 32  # GET streams open at once (each holds a connection as long as it lasts): more are 503
 BUSY_S = 60  # a connection that waits this long for one of them to close is closed itself: every one is busy
 SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
@@ -362,6 +363,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
     else:
         raise TypeError("http_server takes mcp_full's MCPServer, or a function that makes each session's server")
     log = EventLog()  # what the sessions' streams sent, for a client that reconnects
+    get_streams = threading.BoundedSemaphore(MAX_GET_STREAMS)
     arriving = {}  # connection -> the moment by which its next request must have arrived whole
     dates = {}  # a second -> its Date header, formatted once a second rather than for every response
 
@@ -401,12 +403,20 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 return self.refuse(405, "the lab's server sends nothing outside a request: no standing stream")
             last = self.header("Last-Event-ID")
             stream, after = (session.standing, session.standing.number) if last is None else log.find(session.sid, last)
-            problem = f"Last-Event-ID {last!r} names no stream of this session kept for replay" if stream is None else \
-                stream.attach(self, after)
-            if problem:
-                return self.refuse(400, problem)
-            session.deliver()  # what waited in the outbox, if nothing is in flight
-            self.hold(stream)
+            if not get_streams.acquire(blocking=False):  # a connection each: they may not crowd out the POSTs
+                return self.refuse(503, f"{MAX_GET_STREAMS} GET streams are open already: the session works without one")
+            try:
+                # What the session's server sends may go out here from any thread: a client that stops reading is
+                # dropped after STREAM_WRITE_S (the stream waits for the next GET), and nobody else waits on it.
+                self.connection.settimeout(STREAM_WRITE_S)
+                problem = f"Last-Event-ID {last!r} names no stream of this session kept for replay" if stream is None \
+                    else stream.attach(self, after)
+                if problem:
+                    return self.refuse(400, problem)
+                session.deliver()  # what waited in the outbox, if nothing is in flight
+                self.hold(stream)
+            finally:
+                get_streams.release()
 
         def hold(self, stream: HttpStream):
             """Keep a GET's stream open until its response is out, another GET takes it over, or either side goes."""
@@ -422,6 +432,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                     stream.handler = None  # the stream goes on without a connection, kept for the next GET
                 try:
                     self.write_chunk(b"")
+                    self.connection.settimeout(None)  # the connection may carry another request, at its own pace
                 except OSError:
                     self.close_connection = True
 

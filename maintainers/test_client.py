@@ -272,3 +272,19 @@ def test_the_lab_offers_no_standing_stream_and_its_client_works_without_one():
         client = resuming_client(port)
         assert (client.transport.standing_connection, client.request("ping")) == (None, {})
         client.close()
+
+
+def test_get_streams_past_max_get_streams_are_503_and_the_session_works_without_one(monkeypatch):
+    # Each GET stream holds a connection as long as it lasts: they may not crowd out the POSTs.
+    monkeypatch.setattr(mcp_http, "MAX_GET_STREAMS", 1)
+    with http_endpoint() as port:
+        first, second = resuming_client(port), resuming_client(port)
+        conn = connection(port)
+        session = open_session(conn)
+        status, _, body = exchange(conn, verb="GET", headers={"Mcp-Session-Id": session, "Accept": "text/event-stream"})
+        assert (status, json.loads(body)["error"]["message"]) == (
+            503, "1 GET streams are open already: the session works without one")
+        assert (first.transport.standing_connection is not None, second.transport.standing_connection) == (True, None)
+        assert second.call_tool("add", {"x": 1, "y": 2})["content"] == [{"type": "text", "text": "3"}]
+        first.close()
+        second.close()
