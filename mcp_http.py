@@ -254,7 +254,7 @@ class HttpStream:
         resumable stream: its client may come back)."""
         if self.log is not None:
             return False
-        return self.gone or self.handler.client_gone()
+        return self.gone or self.handler is None or self.handler.client_gone()  # (None: its response is out)
 
 
 class EventLog:
@@ -1119,7 +1119,9 @@ class HttpTransport(Transport):
                 data.append(value)
             elif field == "id" and "\0" not in value and cursor is not None:
                 cursor["id"] = value  # the id a reconnection names in Last-Event-ID (an event without data sets it too)
-            elif field == "retry" and value.isdigit() and cursor is not None:
+                if not value:
+                    del cursor["id"]  # an empty id resets it: there is nothing to name (WHATWG, SSE)
+            elif field == "retry" and value.isascii() and value.isdigit() and cursor is not None:
                 cursor["retry"] = int(value)
             elif not line and data:
                 text, data = "\n".join(data), []

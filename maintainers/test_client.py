@@ -3,6 +3,7 @@
 """
 
 import json
+import time
 
 import pytest
 
@@ -288,3 +289,25 @@ def test_get_streams_past_max_get_streams_are_503_and_the_session_works_without_
         assert second.call_tool("add", {"x": 1, "y": 2})["content"] == [{"type": "text", "text": "3"}]
         first.close()
         second.close()
+
+
+def test_the_client_waits_the_retry_it_was_told_before_it_reconnects_and_then_gets_its_answer():
+    # A server that ends the POST's stream after a priming event (an id, retry: 200, no data), then answers on the GET.
+    primed = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+              + chunked(b"id: p.1\nretry: 200\ndata: \n\n"))
+    resumed = event_stream_answer(b"id: p.2\nevent: message\ndata: " + json.dumps(pong(1)).encode() + b"\n\n")
+    with scripted_http(primed, resumed) as (port, opened):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        started = time.monotonic()
+        assert transport.send(request(1, "ping")) == pong(1)
+        assert (time.monotonic() - started >= 0.2, len(opened)) == (True, 2)
+
+
+def test_a_stream_that_ends_without_a_retry_or_an_id_is_over_and_says_so():
+    # No retry field: the server ended the stream, not just its connection (a cancelled request's, say).
+    ended = event_stream_answer(b"id: q.1\nevent: message\ndata: " + json.dumps(notification("notifications/message", {
+        "level": "info", "data": "hi"})).encode() + b"\n\n")
+    with scripted_http(ended) as (port, _):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        with pytest.raises(ConnectionError, match="HTTP 200: the body held no response to ping"):
+            transport.send(request(1, "ping"))
