@@ -867,18 +867,25 @@ class HttpConnection:
             self.chunked = self.in_chunk = False
         return self.left > 0
 
-    def read(self) -> bytes:
-        """The rest of the body."""
-        pieces = []
+    def read(self, limit: float = float("inf")) -> bytes:
+        """The rest of the body; a ConnectionError once it is over limit bytes (a message's body: MAX_MESSAGE_BYTES)."""
+        pieces, size = [], 0
         while self.more():
             pieces.append(self.take(self.reader.read(min(self.left, 1 << 20))))
+            size += len(pieces[-1])
+            if size > limit:
+                raise ConnectionError(f"the response's body is over {limit} bytes, the largest message")
         return b"".join(pieces)
 
     def read_line(self) -> bytes:
-        """The body's next line (b"" at its end): an event stream is read line by line, across its chunks."""
-        pieces = [b""]  # a line longer than one chunk comes in pieces: joined once, not copied a piece at a time
+        """The body's next line (b"" at its end): an event stream is read line by line, across its chunks; a line over
+        MAX_MESSAGE_BYTES (the largest message, with its field name) is a ConnectionError, not memory without end."""
+        pieces, size = [b""], 0  # a line longer than one chunk comes in pieces: joined once, not copied a piece at a time
         while not pieces[-1].endswith(b"\n") and self.more():
             pieces.append(self.take(self.reader.readline(min(self.left, 1 << 20))))
+            size += len(pieces[-1])
+            if size > MAX_MESSAGE_BYTES + len("data: \r\n"):
+                raise ConnectionError(f"a line of the event stream is over {MAX_MESSAGE_BYTES} bytes, the largest message")
         return b"".join(pieces)
 
     def take(self, data: bytes) -> bytes:
@@ -1099,7 +1106,7 @@ class HttpTransport(Transport):
         """The messages of a response body, each as it arrives: one JSON body, or an event stream's events
         (cursor, if given, keeps the stream's last event id and retry, in milliseconds)."""
         if not reply.headers.get("content-type", "").startswith("text/event-stream"):
-            body = reply.read()
+            body = reply.read(MAX_MESSAGE_BYTES)
             try:
                 yield self.traced("←", json.loads(body))
             except ValueError:
@@ -1117,6 +1124,8 @@ class HttpTransport(Transport):
             value = value.removeprefix(" ")  # one space after the colon is not the value's (WHATWG, SSE)
             if field == "data":
                 data.append(value)
+                if sum(map(len, data)) > MAX_MESSAGE_BYTES:  # an event of many data lines: the same bound
+                    raise ConnectionError(f"an event of the stream is over {MAX_MESSAGE_BYTES} bytes, the largest message")
             elif field == "id" and "\0" not in value and cursor is not None:
                 cursor["id"] = value  # the id a reconnection names in Last-Event-ID (an event without data sets it too)
                 if not value:

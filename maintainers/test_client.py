@@ -311,3 +311,15 @@ def test_a_stream_that_ends_without_a_retry_or_an_id_is_over_and_says_so():
         transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
         with pytest.raises(ConnectionError, match="HTTP 200: the body held no response to ping"):
             transport.send(request(1, "ping"))
+
+
+@pytest.mark.parametrize("body, problem", [
+    (b"event: message\ndata: " + b"x" * 2000 + b"\n\n", "a line of the event stream is over 1000 bytes"),
+    (b"event: message\n" + b"data: xxxxxxxxxx\n" * 150 + b"\n", "an event of the stream is over 1000 bytes")])
+def test_an_event_over_the_message_limit_is_a_connection_error_that_says_so(monkeypatch, body, problem):
+    # A server's line (or event) without end may not fill the client's memory: past the largest message it is refused.
+    monkeypatch.setattr(mcp_http, "MAX_MESSAGE_BYTES", 1000)
+    with scripted_http(event_stream_answer(body)) as (port, _):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        with pytest.raises(ConnectionError, match=problem):
+            transport.send(request(1, "ping"))
