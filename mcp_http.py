@@ -243,6 +243,7 @@ class HttpStream:
                     self.started = True
                     handler.write_chunk(f"id: {self.key}.{self.number}\ndata: \n\n".encode())
                 handler.write_chunk(f"retry: {RETRY_MS}\n\n".encode())
+                handler.write_chunk(b"")  # the body ends whole, as the SDKs end theirs: a reader sees no error
                 handler.connection.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass  # the client went away first: it reconnects all the same

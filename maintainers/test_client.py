@@ -323,3 +323,13 @@ def test_an_event_over_the_message_limit_is_a_connection_error_that_says_so(monk
         transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
         with pytest.raises(ConnectionError, match=problem):
             transport.send(request(1, "ping"))
+
+
+def test_the_conformance_servers_reconnection_fixture_answers_a_client_that_resumes():
+    # maintainers/conformance_server.py's test_reconnection closes its stream's connection before it answers.
+    import conformance_server
+    with http_endpoint(conformance_server.server) as port:
+        client = resuming_client(port)
+        result = client.call_tool("test_reconnection")
+        client.close()
+    assert result["content"][0]["text"].startswith("Reconnection test completed successfully.")
