@@ -6,6 +6,7 @@ fixture is an ordinary tool, resource or prompt: what the suite checks is the pr
     npx @modelcontextprotocol/conformance server --url http://127.0.0.1:8931/mcp --spec-version 2026-07-28
 """
 
+import base64
 import pathlib
 import sys
 from typing import Literal
@@ -261,7 +262,6 @@ def static_text() -> str:
 @server.resource("test://static-binary", name="Static Binary Resource", mime_type="image/png")
 def static_binary() -> bytes:
     """A static binary resource (image) for testing."""
-    import base64
     return base64.b64decode(PNG)
 
 
