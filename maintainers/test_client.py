@@ -165,6 +165,7 @@ def test_a_question_sent_after_the_cut_is_answered_on_the_resumed_stream():
 
 
 def test_a_last_event_id_of_no_kept_stream_is_400_and_a_get_without_event_stream_is_406():
+    # A reconnection the server cannot serve whole is refused, saying why; a GET is only ever an event stream.
     with http_endpoint() as port:
         conn = connection(port)
         session = open_session(conn)
@@ -203,6 +204,7 @@ EVENT_BYTES = len(logged_stream(mcp_http.EventLog(), 1).kept[0][1])  # one progr
 
 
 def test_a_stream_keeps_at_most_its_byte_bound_and_refuses_to_resume_past_what_it_forgot(monkeypatch):
+    # REPLAY_STREAM_BYTES: the oldest events go first; resuming after one forgotten would skip messages, so it is refused.
     monkeypatch.setattr(mcp_http, "REPLAY_STREAM_BYTES", EVENT_BYTES * 5 // 2)  # room for two events
     log = mcp_http.EventLog()
     stream = logged_stream(log, 5)
@@ -216,6 +218,7 @@ def test_a_stream_keeps_at_most_its_byte_bound_and_refuses_to_resume_past_what_i
 
 
 def test_the_server_keeps_at_most_its_byte_bound_across_streams_the_oldest_forgotten_first(monkeypatch):
+    # REPLAY_BYTES holds across every stream: the first stream's oldest events go before the second's.
     monkeypatch.setattr(mcp_http, "REPLAY_BYTES", EVENT_BYTES * 9 // 2)  # room for four events
     log = mcp_http.EventLog()
     first, second = logged_stream(log, 3), logged_stream(log, 3)
@@ -224,6 +227,7 @@ def test_the_server_keeps_at_most_its_byte_bound_across_streams_the_oldest_forgo
 
 
 def test_an_event_older_than_replay_s_is_forgotten_and_so_is_its_finished_stream(monkeypatch):
+    # REPLAY_S: an event expires; a stream whose response is out and whose events expired is forgotten whole.
     monkeypatch.setattr(mcp_http, "REPLAY_S", -1)  # every event is older than that at once
     log = mcp_http.EventLog()
     stream = logged_stream(log, 2)
@@ -232,6 +236,7 @@ def test_an_event_older_than_replay_s_is_forgotten_and_so_is_its_finished_stream
 
 
 def test_another_sessions_stream_is_not_found():
+    # A Last-Event-ID names a stream of the GET's own session, or none: no client reads another's.
     log = mcp_http.EventLog()
     stream = logged_stream(log, 1)
     assert (log.find("other", f"{stream.key}.1"), log.find("s", f"{stream.key}.1")) == ((None, 0), (stream, 1))
@@ -240,6 +245,7 @@ def test_another_sessions_stream_is_not_found():
 # ---- the standing GET stream (spec 2025-11-25, basic/transports, "Listening for Messages from the Server") ----
 
 def test_a_list_change_made_by_another_session_reaches_an_idle_client_on_its_standing_stream():
+    # The catalog is shared: the idle session hears of the change at once, on the GET it opened after the handshake.
     with http_endpoint(server_demo.make_server()) as port:  # one catalog, a session a client
         changer, idle = resuming_client(port), resuming_client(port)
         changer.call_tool("enable_subtract")
@@ -249,6 +255,8 @@ def test_a_list_change_made_by_another_session_reaches_an_idle_client_on_its_sta
 
 
 def test_a_question_the_server_sends_outside_any_request_is_answered_from_the_standing_stream():
+    # A request of the server's own, sent while no request is in flight, goes out on the standing stream; the
+    # client's callback answers it there, and the answer reaches the server by POST.
     sessions = []
 
     def factory():
@@ -264,6 +272,7 @@ def test_a_question_the_server_sends_outside_any_request_is_answered_from_the_st
 
 
 def test_the_lab_offers_no_standing_stream_and_its_client_works_without_one():
+    # The lab's server sends nothing outside a request: its sessions answer GET 405, and the client goes on.
     with http_endpoint(lambda: mcp_min.MCPServer("lab", "0")) as port:
         conn = connection(port)
         session = open_session(conn)
