@@ -367,6 +367,13 @@ class Context:
         """Whether the client cancelled this request: notifications/cancelled named it, or it closed the request's stream."""
         return self.cancelled_by_client or bool(self.stream and self.stream.closed)
 
+    def close_stream(self):
+        """Close the connection carrying this request's stream, not the stream: over HTTP in a session the client
+        reconnects and gets the rest (spec 2025-11-25, basic/transports, "Resumability and Redelivery")."""
+        disconnect = getattr(self.stream, "disconnect", None)  # only a resumable transport's stream can be cut short
+        if disconnect:
+            disconnect()
+
     @property
     def progress_token(self):
         """The token the client gave for this request's progress; None: it wants no progress."""

@@ -12,6 +12,7 @@ http.client's readers cost more than the rest of a round trip.
 """
 
 import base64
+import collections
 import contextlib
 import http.server
 import io
@@ -51,11 +52,20 @@ KEEPALIVE_S = 15  # an open event stream with nothing to say gets a comment line
 STREAM_WRITE_S = 2  # a listen stream whose client reads nothing for this long is dropped: others never wait on it
 REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, headers, body) within this
 MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
+MAX_GET_STREAMS = 32  # GET streams open at once (each holds a connection as long as it lasts): more are 503
 BUSY_S = 60  # a connection that waits this long for one of them to close is closed itself: every one is busy
 SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
 MAX_HEADERS = 100  # header lines in a request or a response, each MAX_HEADER_LINE bytes at most (http.server's bounds)
 MAX_HEADER_LINE = 65536
+# Resumability (spec 2025-11-25, basic/transports, "Resumability and Redelivery"): each event of a session's stream
+# carries an id, and what a stream sent is kept for a client that reconnects with GET and Last-Event-ID.
+RETRY_MS = 1000  # the wait a server that closes a stream's connection early asks of the client before it reconnects
+REPLAY_S = 60  # an event is kept for replay this long after it was sent
+REPLAY_STREAM_BYTES = 1 << 20  # and at most this much of one stream's events, the oldest forgotten first
+REPLAY_BYTES = 32 << 20  # and at most this much of the whole server's
+RETRY_CAP_S = 10  # a client waits the retry it is told, or RETRY_MS untold, but never longer than this (or its timeout)
+MAX_RESUMES = 20  # times a client reconnects to one stream: a server that keeps closing it is given up on
 
 
 def header_value(text: str) -> str:
@@ -141,14 +151,24 @@ class HttpStream:
     closed turns true when the client goes away; for a 2026-07-28 request that is the cancel
     (2026-07-28, "Cancellation"). Without an event stream (the client accepts only JSON) there is
     nowhere to put a notification, and no way to ask the client anything.
+
+    A stream of a handshake session is resumable (log is the server's EventLog): each event carries an id,
+    is kept for replay, and the connection carrying the stream may change. The client going away detaches
+    the stream rather than closing it, for a disconnection is no cancel (2025-11-25, "Resumability and
+    Redelivery"); a GET with Last-Event-ID attaches a new connection, which gets what it missed first.
     """
 
-    def __init__(self, handler, events_accepted: bool, listen: bool = False):
-        self.handler, self.events_accepted = handler, events_accepted
+    def __init__(self, handler, events_accepted: bool, listen: bool = False, log=None, session_id=None):
+        self.handler, self.events_accepted = handler, events_accepted  # handler: the connection it is written on
         self.lock = threading.Lock()  # one writer at a time on this connection
         self.started = False  # the event stream's headers are out
         self.gone = False  # a write failed: the client went away
         self.ended = threading.Event() if listen else None  # set when a listen stream's response is out
+        self.log, self.session_id = log, session_id  # resumable: the server's EventLog, and the session's id
+        self.key = secrets.token_urlsafe(9)  # names the stream in its events' ids: "key.number"
+        self.number = 0  # the number of its last event
+        self.kept, self.kept_bytes = collections.deque(), 0  # (number, event) kept for replay, guarded by log.lock
+        self.done = threading.Event()  # set when its response is out: nothing more will be sent on it
 
     def send(self, message: dict):
         """Write one of the server's messages as an event of this request's stream, if it can carry it."""
@@ -157,15 +177,23 @@ class HttpStream:
                 raise RuntimeError("this POST accepts no text/event-stream, so the server cannot ask the client")
             return  # a notification with nowhere to go
         with self.lock:
+            if "method" not in message:
+                self.done.set()  # (under the lock: a GET waiting for it writes its end only once this is out)
+            event = f"event: message\ndata: {encode(message)}\n\n".encode()
+            if self.log is not None:
+                self.number += 1
+                event = f"id: {self.key}.{self.number}\n".encode() + event
+                self.log.keep(self, self.number, event)
             try:
-                if self.gone:
-                    return  # the client went away, or stopped reading: nothing more is written, nor waited for
-                if not self.started:
-                    self.handler.start_events()
-                    self.started = True
-                self.handler.write_event(message)
+                if self.gone or self.handler is None:
+                    pass  # the client went away, or stopped reading (or, resumable, may come back for it)
+                else:
+                    if not self.started:
+                        self.handler.start_events()
+                        self.started = True
+                    self.handler.write_chunk(event)
             except OSError:  # TimeoutError too: a listen stream's reader that stopped reading is dropped
-                self.gone = True
+                self.detach()
         if "method" not in message and self.ended:
             self.ended.set()
 
@@ -173,15 +201,126 @@ class HttpStream:
         """Write a comment line on the stream (a keep-alive)."""
         with self.lock:
             try:
-                if not self.gone:
+                if not self.gone and self.handler is not None:
                     self.handler.write_chunk(comment)
             except OSError:
-                self.gone = True
+                self.detach()
+
+    def detach(self):
+        """(Holding lock.) The connection failed: a resumable stream waits for another; any other is gone."""
+        if self.log is not None:
+            self.handler = None
+        else:
+            self.gone = True
+
+    def attach(self, handler, after: int) -> str | None:
+        """Carry the stream on handler's connection from now on, first replaying the events after number after;
+        what is wrong, if the events after it are not all kept (then nothing is written)."""
+        with self.lock:
+            with self.log.lock:
+                missed = [event for number, event in self.kept if number > after]
+                first = self.kept[0][0] if self.kept else self.number + 1
+            if not first - 1 <= after <= self.number:
+                return (f"the events after {self.key}.{after} are no longer kept: a stream's events are kept "
+                        f"{REPLAY_S} s and {REPLAY_STREAM_BYTES} bytes")
+            self.started, self.handler = True, handler  # first: a sender that sees it waits for this lock
+            handler.start_events()
+            for event in missed:
+                handler.write_chunk(event)
+        return None
+
+    def disconnect(self):
+        """Close the connection carrying this stream, but not the stream: the client waits the retry it is told,
+        then reconnects with GET and Last-Event-ID and gets the rest (2025-11-25, "Sending Messages to the Server":
+        after an event with an id, a server MAY close the connection, and SHOULD send a retry field first)."""
+        with self.lock:
+            if self.log is None or self.handler is None:
+                return  # a stream that cannot be resumed is not cut short
+            handler, self.handler = self.handler, None
+            try:
+                if not self.started:  # a priming event: an id to reconnect with, and no message (data is empty)
+                    handler.start_events()
+                    self.started = True
+                    handler.write_chunk(f"id: {self.key}.{self.number}\ndata: \n\n".encode())
+                handler.write_chunk(f"retry: {RETRY_MS}\n\n".encode())
+                handler.write_chunk(b"")  # the body ends whole, as the SDKs end theirs: a reader sees no error
+                handler.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # the client went away first: it reconnects all the same
+            handler.close_connection = True
 
     @property
     def closed(self) -> bool:
-        """Whether the client has gone: a write failed, or the connection reads as end of file."""
-        return self.gone or self.handler.client_gone()
+        """Whether the client has gone: a write failed, or the connection reads as end of file (never, for a
+        resumable stream: its client may come back)."""
+        if self.log is not None:
+            return False
+        return self.gone or self.handler is None or self.handler.client_gone()  # (None: its response is out)
+
+
+class EventLog:
+    """The events of a server's session streams, kept for a client that reconnects with Last-Event-ID (2025-11-25,
+    "Resumability and Redelivery"): each for REPLAY_S seconds, at most REPLAY_STREAM_BYTES of one stream's and
+    REPLAY_BYTES of the server's, the oldest forgotten first."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.order = collections.deque()  # (stream, number, size, when) of each event kept, oldest first
+        self.bytes = 0
+        self.streams = {}  # stream key -> HttpStream: those with events kept, or still running
+
+    def keep(self, stream: HttpStream, number: int, event: bytes):
+        """Keep one event of stream; forget the oldest ones past the bounds."""
+        now = time.monotonic()
+        with self.lock:
+            self.streams[stream.key] = stream
+            stream.kept.append((number, event))
+            stream.kept_bytes += len(event)
+            self.order.append((stream, number, len(event), now))
+            self.bytes += len(event)
+            while stream.kept_bytes > REPLAY_STREAM_BYTES:
+                _, old = stream.kept.popleft()
+                stream.kept_bytes -= len(old)
+                self.bytes -= len(old)
+            self.forget(now)
+
+    def forget(self, now: float):
+        """(Holding lock.) Forget the events older than REPLAY_S, and the oldest while over REPLAY_BYTES."""
+        while self.order and (self.bytes > REPLAY_BYTES or self.order[0][3] < now - REPLAY_S):
+            stream, number, size, _ = self.order.popleft()
+            if stream.kept and stream.kept[0][0] == number:  # (else forgotten already, past its stream's bound)
+                stream.kept.popleft()
+                stream.kept_bytes -= size
+                self.bytes -= size
+            if not stream.kept and stream.done.is_set():
+                self.streams.pop(stream.key, None)
+
+    def find(self, session_id: str, event_id: str) -> tuple:
+        """The stream of session_id that event_id names, and the event's number; (None, 0) if none is kept."""
+        key, _, number = event_id.strip().rpartition(".")
+        with self.lock:
+            self.forget(time.monotonic())
+            stream = self.streams.get(key)
+        if stream is None or stream.session_id != session_id or not number.isdigit():
+            return None, 0  # another session's stream is not this client's to read
+        return stream, int(number)
+
+
+class Session:
+    """One handshake session over HTTP: its server, when last used, its standing GET stream, its requests in flight."""
+
+    def __init__(self, server, sid: str, log: EventLog):
+        self.server, self.sid, self.used = server, sid, time.monotonic()
+        self.in_flight = 0  # POSTs being served: while one is, the session's notifications wait for its end
+        self.standing = HttpStream(None, True, log=log, session_id=sid)  # the GET stream, once a client opens it
+        self.lock = threading.Lock()
+
+    def deliver(self):
+        """The server sent something outside any request: on the GET stream at once, if one is open and no
+        request is in flight (else it goes out at the end of the next POST, after that POST's own messages)."""
+        if self.in_flight == 0 and self.standing.handler is not None:
+            for message in self.server.drain_outbox():
+                self.standing.send(message)
 
 
 def read_head(reader) -> dict:
@@ -216,7 +355,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
     events the request sends as they happen, then its response.
     """
 
-    sessions = {}  # Mcp-Session-Id -> [MCPServer, when last used]: one a client, in the handshake era
+    sessions = {}  # Mcp-Session-Id -> its Session: one a client, in the handshake era
     sessions_lock = threading.Lock()
     if isinstance(server, mcp_full.MCPServer):
         shared, factory = server, server.session
@@ -224,6 +363,8 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
         shared, factory = server(), server  # shared serves every stateless request: there is no session
     else:
         raise TypeError("http_server takes mcp_full's MCPServer, or a function that makes each session's server")
+    log = EventLog()  # what the sessions' streams sent, for a client that reconnects
+    get_streams = threading.BoundedSemaphore(MAX_GET_STREAMS)
     arriving = {}  # connection -> the moment by which its next request must have arrived whole
     dates = {}  # a second -> its Date header, formatted once a second rather than for every response
 
@@ -246,14 +387,64 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             pass  # no access log on stderr: trace the messages instead
 
         def do_GET(self):
-            self.refuse(405, "this server opens no standalone stream: each request's messages travel on its own")
+            """A session's standing stream, or (with Last-Event-ID) a stream resumed: what it missed, then the rest."""
+            if not self.is_allowed():
+                return
+            if "transfer-encoding" in self.header_values or self.header("Content-Length", "0") != "0":
+                return self.refuse(400, "a GET carries no body")
+            if "text/event-stream" not in self.header("Accept", ""):
+                return self.refuse(406, "a GET opens an event stream: accept text/event-stream")
+            arriving.pop(self.connection, None)  # arrived: the stream may stay open as long as the session lasts
+            if self.header("Mcp-Session-Id") is None:  # 2026-07-28 has no sessions, so no stream outside a request
+                return self.refuse(405, "a standalone stream belongs to a session: initialize first")
+            session = self.session()
+            if session is None:
+                return
+            if not isinstance(session.server, mcp_full.MCPServer):
+                return self.refuse(405, "the lab's server sends nothing outside a request: no standing stream")
+            last = self.header("Last-Event-ID")
+            stream, after = (session.standing, session.standing.number) if last is None else log.find(session.sid, last)
+            if not get_streams.acquire(blocking=False):  # a connection each: they may not crowd out the POSTs
+                return self.refuse(503, f"{MAX_GET_STREAMS} GET streams are open already: the session works without one")
+            try:
+                # What the session's server sends may go out here from any thread: a client that stops reading is
+                # dropped after STREAM_WRITE_S (the stream waits for the next GET), and nobody else waits on it.
+                self.connection.settimeout(STREAM_WRITE_S)
+                problem = f"Last-Event-ID {last!r} names no stream of this session kept for replay" if stream is None \
+                    else stream.attach(self, after)
+                if problem:
+                    return self.refuse(400, problem)
+                session.deliver()  # what waited in the outbox, if nothing is in flight
+                self.hold(stream)
+            finally:
+                get_streams.release()
+
+        def hold(self, stream: HttpStream):
+            """Keep a GET's stream open until its response is out, another GET takes it over, or either side goes."""
+            quiet_since = time.monotonic()
+            while not stream.done.wait(0.25) and stream.handler is self and not self.server.closing:
+                if self.client_gone():
+                    break
+                if time.monotonic() - quiet_since > KEEPALIVE_S:
+                    stream.send_comment(b": keep-alive\n\n")
+                    quiet_since = time.monotonic()
+            with stream.lock:
+                if stream.handler is self:
+                    stream.handler = None  # the stream goes on without a connection, kept for the next GET
+                try:
+                    self.write_chunk(b"")
+                    self.connection.settimeout(None)  # the connection may carry another request, at its own pace
+                except OSError:
+                    self.close_connection = True
 
         def do_DELETE(self):
             if not self.is_allowed():
                 return
             if "transfer-encoding" in self.header_values or self.header("Content-Length", "0") != "0":
                 return self.refuse(400, "a DELETE carries no body")  # else the body would be read as the next request
-            if self.session(end=True):
+            session = self.session(end=True)
+            if session:
+                session.standing.done.set()  # its GET, if open, ends
                 self.respond(200, None)
 
         def handle_one_request(self):
@@ -324,13 +515,16 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 server, sid = factory(), secrets.token_urlsafe(24)
                 reply = server.handle(message)
                 if reply and "result" in reply:
+                    session = Session(server, sid, log)
+                    if isinstance(server, mcp_full.MCPServer):
+                        server.on_send = session.deliver  # what it sends outside a request may take the GET stream
                     with sessions_lock:
-                        sessions[sid] = [server, time.monotonic()]
+                        sessions[sid] = session
                 self.respond(200, reply, {"Mcp-Session-Id": sid} if reply and "result" in reply else {})
             else:
-                server = self.session()
-                if server:
-                    self.serve(server, message, lambda reply: 200)
+                session = self.session()
+                if session:
+                    self.serve(session.server, message, lambda reply: 200, session)
 
         def post_stateless(self, message):
             """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses."""
@@ -375,8 +569,9 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                     return f"the {header} header does not match the body"
             return None
 
-        def serve(self, server, message, status):
-            """handle() on this connection's thread; what the request sends meanwhile goes out as events, at once."""
+        def serve(self, server, message, status, session: Session | None = None):
+            """handle() on this connection's thread; what the request sends meanwhile goes out as events, at once
+            (resumable events, in a session)."""
             if not isinstance(message, dict) or "method" not in message or "id" not in message:
                 reply = server.handle(message)  # a notification, or the client's response to the server's question
                 return self.respond(202 if reply is None else status(reply), reply)
@@ -384,11 +579,20 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             if message.get("method") == "subscriptions/listen" and not events_accepted:  # it would be kept, unheard
                 return self.respond(406, error_response(message.get("id"), INVALID_REQUEST,
                                                         "subscriptions/listen answers on an event stream: accept text/event-stream"))
-            stream = HttpStream(self, events_accepted, message.get("method") == "subscriptions/listen")
+            stream = HttpStream(self, events_accepted, message.get("method") == "subscriptions/listen",
+                                log if session else None, session and session.sid)
             if stream.ended:  # a listen stream: its writes come from whoever changes a list, and may never wait long
                 self.connection.settimeout(STREAM_WRITE_S)
-            # mcp_full's server takes the request's stream; the lab's serves the request whole, then answers
-            reply = server.handle(message, stream) if isinstance(server, mcp_full.MCPServer) else server.handle(message)
+            if session:
+                with session.lock:
+                    session.in_flight += 1
+            try:
+                # mcp_full's server takes the request's stream; the lab's serves the request whole, then answers
+                reply = server.handle(message, stream) if isinstance(server, mcp_full.MCPServer) else server.handle(message)
+            finally:
+                if session:
+                    with session.lock:
+                        session.in_flight -= 1
             if reply is None and message.get("method") == "subscriptions/listen" and stream.started:
                 return self.hold_open(server, stream)
             queued = server.drain_outbox()  # the session's list_changed, if any
@@ -397,10 +601,17 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                     self.close_connection = True
                     return
                 if not stream.started:  # nothing was said before the response: one JSON body, in one write
+                    stream.done.set()
                     return self.respond(202 if reply is None else status(reply), reply, queued=queued)
+            for event in queued + ([reply] if reply else []):
+                stream.send(event)  # on whichever connection carries the stream now (a resumed stream's GET)
+            stream.done.set()
+            with stream.lock:
+                if stream.handler is not self:  # the client went, or resumed the stream on a GET, which ends it
+                    self.close_connection = True
+                    return
+                stream.handler = None
                 try:
-                    for event in queued + ([reply] if reply else []):
-                        self.write_event(event)
                     self.write_chunk(b"")  # the end of the event stream; the connection stays usable
                 except OSError:
                     self.close_connection = True
@@ -442,10 +653,6 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             self.end_headers()
             self.close_connection = self.close_connection or self.request_version != "HTTP/1.1"
 
-        def write_event(self, message: dict):
-            """One message as one event of the stream."""
-            self.write_chunk(f"event: message\ndata: {encode(message)}\n\n".encode())
-
         def write_chunk(self, data: bytes):
             """One chunk of a chunked body; an empty one ends the body (HTTP/1.0: data as it is; the close ends it)."""
             if self.request_version != "HTTP/1.1":
@@ -455,17 +662,17 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             self.wfile.flush()
 
         def session(self, end: bool = False):
-            """The session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
+            """The Session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
             sid = self.header("Mcp-Session-Id")
             with sessions_lock:
                 session = sessions.pop(sid, None)
                 if session and not end:
-                    session[1] = time.monotonic()
+                    session.used = time.monotonic()
                     sessions[sid] = session  # to the end: the sessions are kept in the order of their last use
             if session is None:
                 status, reason = (400, "missing Mcp-Session-Id") if sid is None else (404, "unknown or ended session")
                 self.respond(status, error_response(None, INVALID_REQUEST, reason))
-            return session and session[0]
+            return session
 
         def make_room_for_a_session(self):
             """Forget the sessions idle longer than SESSION_IDLE_S and, while MAX_SESSIONS are still open, the one
@@ -474,10 +681,11 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             now = time.monotonic()
             with sessions_lock:
                 while sessions:
-                    sid, (server, used) = next(iter(sessions.items()))  # the least recently used
-                    if now - used <= SESSION_IDLE_S and len(sessions) < MAX_SESSIONS:
+                    sid, session = next(iter(sessions.items()))  # the least recently used
+                    if now - session.used <= SESSION_IDLE_S and len(sessions) < MAX_SESSIONS:
                         break
                     del sessions[sid]
+                    session.standing.done.set()
 
         def is_allowed(self) -> bool:
             """The path is /mcp, and Host and Origin are local names; otherwise refuse before reading a body."""
@@ -596,6 +804,10 @@ def serve_http(server, host: str = "127.0.0.1", port: int = 8000):
             pass  # Ctrl-C: stop quietly
 
 
+class StreamCut(ConnectionError):
+    """The server closed the connection before the body ended: an event stream with an id may be resumed."""
+
+
 class HttpConnection:
     """One kept-alive HTTP/1.1 connection of a client, written and read by hand (RFC 9112), as the server reads
     its requests: a request leaves in one write; a response is its status, its headers, then its body, read
@@ -643,7 +855,10 @@ class HttpConnection:
             return self.left > 0
         if self.in_chunk:
             self.reader.readline(3)  # the CRLF after a chunk's data
-        size = self.reader.readline(MAX_HEADER_LINE + 1).split(b";")[0].strip()  # hex digits, then extensions
+        line = self.reader.readline(MAX_HEADER_LINE + 1)
+        if not line:
+            raise StreamCut("the server closed the connection before the body ended")
+        size = line.split(b";")[0].strip()  # hex digits, then extensions
         if not size or size.strip(b"0123456789abcdefABCDEF"):
             raise ConnectionError(f"not a chunk size: {size[:20]!r}")
         self.left, self.in_chunk = int(size, 16), True
@@ -653,24 +868,31 @@ class HttpConnection:
             self.chunked = self.in_chunk = False
         return self.left > 0
 
-    def read(self) -> bytes:
-        """The rest of the body."""
-        pieces = []
+    def read(self, limit: float = float("inf")) -> bytes:
+        """The rest of the body; a ConnectionError once it is over limit bytes (a message's body: MAX_MESSAGE_BYTES)."""
+        pieces, size = [], 0
         while self.more():
             pieces.append(self.take(self.reader.read(min(self.left, 1 << 20))))
+            size += len(pieces[-1])
+            if size > limit:
+                raise ConnectionError(f"the response's body is over {limit} bytes, the largest message")
         return b"".join(pieces)
 
     def read_line(self) -> bytes:
-        """The body's next line (b"" at its end): an event stream is read line by line, across its chunks."""
-        pieces = [b""]  # a line longer than one chunk comes in pieces: joined once, not copied a piece at a time
+        """The body's next line (b"" at its end): an event stream is read line by line, across its chunks; a line over
+        MAX_MESSAGE_BYTES (the largest message, with its field name) is a ConnectionError, not memory without end."""
+        pieces, size = [b""], 0  # a line longer than one chunk comes in pieces: joined once, not copied a piece at a time
         while not pieces[-1].endswith(b"\n") and self.more():
             pieces.append(self.take(self.reader.readline(min(self.left, 1 << 20))))
+            size += len(pieces[-1])
+            if size > MAX_MESSAGE_BYTES + len("data: \r\n"):
+                raise ConnectionError(f"a line of the event stream is over {MAX_MESSAGE_BYTES} bytes, the largest message")
         return b"".join(pieces)
 
     def take(self, data: bytes) -> bytes:
         """Count data read from the body; the server closing before the body ends is a ConnectionError."""
         if not data:
-            raise ConnectionError("the server closed the connection before the body ended")
+            raise StreamCut("the server closed the connection before the body ended")
         self.left -= len(data)
         return data
 
@@ -689,7 +911,10 @@ class HttpTransport(Transport):
         transport = HttpTransport("http://127.0.0.1:8000/mcp", trace=print_trace)
     It keeps Mcp-Session-Id and MCP-Protocol-Version, and reads JSON or event-stream responses, event
     by event as they arrive: a question from the server is answered with a POST of its own, on a second
-    connection, while the first still streams.
+    connection, while the first still streams. An event stream that ends before its response is resumed:
+    the client waits the retry it was told and reconnects with GET and Last-Event-ID. Once a session is
+    initialized it opens the session's standing stream (a GET), if the server offers one, and a thread reads
+    it: the server's questions there are answered at once, its notifications kept for drain().
     """
 
     def __init__(self, url: str, trace=None, timeout: float = 30.0):
@@ -699,6 +924,8 @@ class HttpTransport(Transport):
         self.connection = self.new_connection()
         self.side_connection: HttpConnection | None = None  # opened the first time the server asks something mid-stream
         self.listen_connection: HttpConnection | None = None  # the open subscriptions/listen stream's own connection
+        self.standing_connection: HttpConnection | None = None  # the session's standing GET stream's, while open
+        self.aside = threading.Lock()  # the side connection is shared by the caller's thread and the standing stream's
         self.arrived = queue.Queue()  # what the listen stream brought, not yet handed over
         self.session_id = self.protocol_version = None
         self.tool_schemas = {}  # name -> inputSchema, for the tools whose arguments travel in headers too
@@ -732,16 +959,10 @@ class HttpTransport(Transport):
             self.session_id = reply.headers.get("mcp-session-id") or self.session_id
             if reply.status == 202 or is_notification(message):
                 reply.read()
+                if message.get("method") == "notifications/initialized" and self.session_id:
+                    self.open_standing_stream()
                 return None
-            for incoming in self.messages(reply, self.connection, deadline):
-                if not isinstance(incoming, dict):
-                    continue  # not a message at all
-                if "method" not in incoming and same_id(incoming.get("id"), message["id"]):
-                    reply.read()  # the rest of the body, so that the connection can carry the next POST
-                    return self.received_response(message, incoming)
-                answer = self.receive(incoming)
-                if answer is not None:
-                    self.post_aside(answer)
+            return self.response_to(message, reply, deadline)
         except OSError as exc:
             self.connection.close()  # the next POST starts on a fresh connection; closing is the 2026 cancel
             if isinstance(exc, TimeoutError) and self.session_id and not is_notification(message):
@@ -749,8 +970,116 @@ class HttpTransport(Transport):
                                                                           "reason": f"no response in {self.timeout} s"}))
             if isinstance(exc, TimeoutError):
                 raise TimeoutError(f"no response to {message['method']} (id {message['id']}) in {self.timeout} s")
+            if type(exc) is ConnectionError:  # already says what went wrong
+                raise
             raise ConnectionError(f"HTTP: {exc!r}") from exc
-        raise ConnectionError(f"HTTP {reply.status}: the body held no response to {message['method']}")
+
+    def response_to(self, message: dict, reply: HttpConnection, deadline: float) -> dict:
+        """The response to message, from reply's body; an event stream that ends before it, having given an event id,
+        is resumed (spec 2025-11-25, basic/transports, "Resumability and Redelivery") if its connection was cut, or
+        if it ended after a retry field (a server SHOULD send one before it closes the connection, not the stream).
+        A stream that ends with neither is over: the request gets no response (it was cancelled, say)."""
+        cursor = {}  # the stream's last event id and retry, as its events set them
+        for resumes in range(MAX_RESUMES + 1):
+            cut = False
+            try:
+                for incoming in self.messages(reply, self.connection, deadline, cursor=cursor):
+                    if not isinstance(incoming, dict):
+                        continue  # not a message at all
+                    if "method" not in incoming and same_id(incoming.get("id"), message["id"]):
+                        if resumes:
+                            self.connection.close()  # a resumed stream may stay open after its response
+                        else:
+                            reply.read()  # the rest of the body, so that the connection can carry the next POST
+                        return self.received_response(message, incoming)
+                    answer = self.receive(incoming)
+                    if answer is not None:
+                        self.post_aside(answer)
+            except (StreamCut, ConnectionResetError):
+                if "id" not in cursor:
+                    raise
+                cut = True
+            if "id" not in cursor or not (cut or "retry" in cursor):
+                raise ConnectionError(f"HTTP {reply.status}: the body held no response to {message['method']}")
+            self.connection.close()
+            self.wait_retry(cursor, deadline)
+            reply = self.resume(self.connection, cursor["id"], deadline)
+        raise ConnectionError(f"the stream of {message['method']} ended {MAX_RESUMES + 1} times without its response")
+
+    def wait_retry(self, cursor: dict, deadline: float):
+        """Wait before reconnecting: the retry the stream gave (a client MUST, 2025-11-25), bounded by RETRY_CAP_S."""
+        wait = min(cursor.get("retry", RETRY_MS) / 1000, RETRY_CAP_S)
+        if time.monotonic() + wait > deadline:
+            raise TimeoutError("the stream's retry would outlast the timeout")
+        time.sleep(wait)
+
+    def get(self, connection: HttpConnection, last_event_id: str | None = None) -> HttpConnection:
+        """GET the session's standing stream, or resume a stream after last_event_id; the response's head read."""
+        headers = {"Accept": "text/event-stream"}
+        if self.session_id:
+            headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        connection.request("GET", self.path, headers)
+        return connection
+
+    def resume(self, connection: HttpConnection, last_event_id: str, deadline: float) -> HttpConnection:
+        """Reconnect to a stream with GET and Last-Event-ID: its response, carrying what the stream sent since."""
+        connection.timeout = max(0.01, deadline - time.monotonic())
+        try:
+            reply = self.get(connection, last_event_id)
+        finally:
+            connection.timeout = self.timeout
+        if reply.status != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
+            body = reply.read()[:200].decode(errors="replace")
+            connection.close()
+            raise ConnectionError(f"HTTP {reply.status}: resuming the stream after {last_event_id} failed: {body}")
+        return reply
+
+    def open_standing_stream(self):
+        """GET the session's standing stream (2025-11-25, "Listening for Messages from the Server"): 405 means the
+        server offers none. Its head is read here, so that the server has it before the next request."""
+        connection = self.new_connection()
+        try:
+            reply = self.get(connection)
+            if reply.status != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
+                reply.read()
+                connection.close()
+                return  # 405: not offered; anything else: no stream, and the session works without it
+        except OSError:
+            connection.close()
+            return
+        connection.socket.settimeout(None)  # it may be quiet as long as the session lasts
+        self.standing_connection = connection
+        threading.Thread(target=self.read_standing, args=(connection, reply), daemon=True).start()
+
+    def read_standing(self, connection: HttpConnection, reply: HttpConnection):
+        """The standing stream's thread: answer each request at once, keep each notification; resume the stream if
+        the server ends it having given an event id; stop when the client closes it."""
+        cursor = {}
+        for _ in range(MAX_RESUMES + 1):
+            cut = False
+            try:
+                for incoming in self.messages(reply, connection, float("inf"), traced=False, cursor=cursor):
+                    if not isinstance(incoming, dict) or "method" not in incoming:
+                        continue  # a response belongs on the stream of its request
+                    if "id" not in incoming:
+                        self.arrived.put(incoming)  # handed over (and traced) by drain(), on the caller's thread
+                        continue
+                    answer = self.receive(self.traced("←", incoming))
+                    if answer is not None:
+                        self.post_aside(answer)
+            except (OSError, ValueError, AttributeError):
+                cut = True  # the stream was closed: by us (close) or by the server
+            if self.standing_connection is not connection or "id" not in cursor or not (cut or "retry" in cursor):
+                return  # closed by us, or not resumable, or ended by the server (as response_to decides)
+            try:
+                connection.close()
+                self.wait_retry(cursor, float("inf"))
+                reply = self.resume(connection, cursor["id"], time.monotonic() + self.timeout)
+                connection.socket.settimeout(None)
+            except OSError:
+                return
 
     def received_response(self, message: dict, reply: dict) -> dict:
         """Learn what a response teaches the transport (the version, the tools' header annotations); return it."""
@@ -767,16 +1096,18 @@ class HttpTransport(Transport):
 
     def post_aside(self, message: dict):
         """POST a message on the side connection, while the main one is busy streaming (202 expected)."""
-        self.side_connection = self.side_connection or self.new_connection()
-        try:
-            self.post(self.side_connection, message).read()
-        except OSError:
-            self.side_connection.close()
+        with self.aside:
+            self.side_connection = self.side_connection or self.new_connection()
+            try:
+                self.post(self.side_connection, message).read()
+            except OSError:
+                self.side_connection.close()
 
-    def messages(self, reply, connection, deadline: float, traced: bool = True):
-        """The messages of a response body, each as it arrives: one JSON body, or an event stream's events."""
+    def messages(self, reply, connection, deadline: float, traced: bool = True, cursor: dict | None = None):
+        """The messages of a response body, each as it arrives: one JSON body, or an event stream's events
+        (cursor, if given, keeps the stream's last event id and retry, in milliseconds)."""
         if not reply.headers.get("content-type", "").startswith("text/event-stream"):
-            body = reply.read()
+            body = reply.read(MAX_MESSAGE_BYTES)
             try:
                 yield self.traced("←", json.loads(body))
             except ValueError:
@@ -790,8 +1121,18 @@ class HttpTransport(Transport):
             if not line:
                 return
             line = line.decode("utf-8", "replace").rstrip("\r\n")
-            if line.startswith("data:"):
-                data.append(line[5:].removeprefix(" "))  # one space after the colon is not the data's (WHATWG, SSE)
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")  # one space after the colon is not the value's (WHATWG, SSE)
+            if field == "data":
+                data.append(value)
+                if sum(map(len, data)) > MAX_MESSAGE_BYTES:  # an event of many data lines: the same bound
+                    raise ConnectionError(f"an event of the stream is over {MAX_MESSAGE_BYTES} bytes, the largest message")
+            elif field == "id" and "\0" not in value and cursor is not None:
+                cursor["id"] = value  # the id a reconnection names in Last-Event-ID (an event without data sets it too)
+                if not value:
+                    del cursor["id"]  # an empty id resets it: there is nothing to name (WHATWG, SSE)
+            elif field == "retry" and value.isascii() and value.isdigit() and cursor is not None:
+                cursor["retry"] = int(value)
             elif not line and data:
                 text, data = "\n".join(data), []
                 if not text.strip():
@@ -859,6 +1200,11 @@ class HttpTransport(Transport):
         """End the session with DELETE, then close the connections."""
         if self.listen_connection:
             self.cancel({}, "closing")
+        standing, self.standing_connection = self.standing_connection, None  # (so its thread does not reconnect)
+        if standing:
+            with contextlib.suppress(OSError, AttributeError):
+                standing.socket.shutdown(socket.SHUT_RDWR)
+            standing.close()
         if self.session_id:
             try:
                 self.connection.request("DELETE", self.path, {"Mcp-Session-Id": self.session_id})

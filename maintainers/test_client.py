@@ -3,14 +3,17 @@
 """
 
 import json
+import time
 
 import pytest
 
 import mcp_full
 import mcp_http
-from mcp_full import MCPClient, error_response, notification, request, response
+import mcp_min
+import server_demo
+from mcp_full import Context, MCPClient, MCPServer, error_response, notification, request, response
 from test_hostile import chunked, pong, scripted_http
-from test_transports import META, TIMEOUT, connection, exchange, http_endpoint
+from test_transports import META, TIMEOUT, connection, exchange, http_endpoint, open_session
 
 
 def event_stream_answer(body: bytes) -> bytes:
@@ -106,3 +109,236 @@ def test_a_stateless_tool_result_says_is_error_false():
     assert result == response(1, {"content": [{"type": "text", "text": "3"}], "resultType": "complete",
                                   "isError": False, "_meta": {"io.modelcontextprotocol/serverInfo":
                                                               {"name": "honest", "version": "0.1.0"}}})
+
+
+# ---- resumption: a stream cut short mid-call (spec 2025-11-25, basic/transports, "Resumability and Redelivery") ----
+
+NAME_SCHEMA = {"type": "object", "properties": {"value": {"type": "string"}}}
+
+
+def cutting_server() -> MCPServer:
+    """A server whose tools close their stream's connection mid-call, then go on: one answers, one asks first."""
+    server = MCPServer("cutting")
+
+    @server.tool()
+    def cut_short(ctx: Context) -> str:
+        """Report progress, close the stream's connection, report again, answer."""
+        ctx.progress(1)
+        ctx.close_stream()
+        ctx.progress(2)
+        return "whole"
+
+    @server.tool()
+    def cut_then_ask(ctx: Context) -> str:
+        """Close the stream's connection before any event, then ask the client's name."""
+        ctx.close_stream()
+        return "hello " + ctx.elicit("name", "Name?", NAME_SCHEMA)["content"]["value"]
+    return server
+
+
+def resuming_client(port: int, **options) -> MCPClient:
+    """An MCPClient over HTTP to port, in the handshake era (the one with sessions, so with resumable streams)."""
+    client = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT), **options)
+    client.connect("handshake")
+    return client
+
+
+def test_a_stream_cut_mid_call_is_resumed_and_each_event_arrives_once():
+    # The server closes the POST's connection after progress 1; the client waits the retry, GETs with
+    # Last-Event-ID, and gets progress 2 and the answer, replayed, none twice.
+    progress = []
+    with http_endpoint(cutting_server()) as port:
+        client = resuming_client(port, on_progress=lambda params: progress.append(params["progress"]))
+        result = client.call_tool("cut_short", progress=True)
+        client.close()
+    assert (result["content"], progress) == ([{"type": "text", "text": "whole"}], [1, 2])
+
+
+def test_a_question_sent_after_the_cut_is_answered_on_the_resumed_stream():
+    # Cut before any event (a priming event gives the id), then the server asks: the question and the answer
+    # after it travel on the GET that resumed the stream.
+    with http_endpoint(cutting_server()) as port:
+        client = resuming_client(port, on_elicit=lambda question: {"action": "accept", "content": {"value": "Ada"}})
+        result = client.call_tool("cut_then_ask")
+        client.close()
+    assert result["content"] == [{"type": "text", "text": "hello Ada"}]
+
+
+def test_a_last_event_id_of_no_kept_stream_is_400_and_a_get_without_event_stream_is_406():
+    # A reconnection the server cannot serve whole is refused, saying why; a GET is only ever an event stream.
+    with http_endpoint() as port:
+        conn = connection(port)
+        session = open_session(conn)
+        status, _, body = exchange(conn, verb="GET", headers={"Mcp-Session-Id": session, "Last-Event-ID": "nothing.3",
+                                                              "Accept": "text/event-stream"})
+        assert (status, json.loads(body)["error"]["message"]) == (
+            400, "Last-Event-ID 'nothing.3' names no stream of this session kept for replay")
+        conn = connection(port)
+        status, _, body = exchange(conn, verb="GET", headers={"Mcp-Session-Id": session, "Accept": "application/json"})
+        assert (status, json.loads(body)["error"]["message"]) == (406, "a GET opens an event stream: accept text/event-stream")
+        conn.close()
+
+
+class Recording:
+    """A connection's stand-in for HttpStream.attach: it keeps what is written."""
+
+    def __init__(self):
+        self.written = []
+
+    def start_events(self):
+        self.written.append(b"(head)")
+
+    def write_chunk(self, data: bytes):
+        self.written.append(data)
+
+
+def logged_stream(log: mcp_http.EventLog, count: int) -> mcp_http.HttpStream:
+    """A session's stream, detached, that has sent count progress notifications."""
+    stream = mcp_http.HttpStream(None, True, log=log, session_id="s")
+    for n in range(count):
+        stream.send(notification("notifications/progress", {"progressToken": 1, "progress": n}))
+    return stream
+
+
+EVENT_BYTES = len(logged_stream(mcp_http.EventLog(), 1).kept[0][1])  # one progress event, its id and framing
+
+
+def test_a_stream_keeps_at_most_its_byte_bound_and_refuses_to_resume_past_what_it_forgot(monkeypatch):
+    # REPLAY_STREAM_BYTES: the oldest events go first; resuming after one forgotten would skip messages, so it is refused.
+    monkeypatch.setattr(mcp_http, "REPLAY_STREAM_BYTES", EVENT_BYTES * 5 // 2)  # room for two events
+    log = mcp_http.EventLog()
+    stream = logged_stream(log, 5)
+    assert ([number for number, _ in stream.kept], log.bytes) == ([4, 5], stream.kept_bytes)
+    assert log.find("s", f"{stream.key}.2") == (stream, 2)
+    assert stream.attach(Recording(), 2) == (f"the events after {stream.key}.2 are no longer kept: a stream's "
+                                             f"events are kept 60 s and {EVENT_BYTES * 5 // 2} bytes")
+    handler = Recording()
+    assert stream.attach(handler, 3) is None
+    assert handler.written == [b"(head)"] + [event for _, event in stream.kept]
+
+
+def test_the_server_keeps_at_most_its_byte_bound_across_streams_the_oldest_forgotten_first(monkeypatch):
+    # REPLAY_BYTES holds across every stream: the first stream's oldest events go before the second's.
+    monkeypatch.setattr(mcp_http, "REPLAY_BYTES", EVENT_BYTES * 9 // 2)  # room for four events
+    log = mcp_http.EventLog()
+    first, second = logged_stream(log, 3), logged_stream(log, 3)
+    assert ([n for n, _ in first.kept], [n for n, _ in second.kept]) == ([3], [1, 2, 3])
+    assert log.bytes == first.kept_bytes + second.kept_bytes <= EVENT_BYTES * 9 // 2
+
+
+def test_an_event_older_than_replay_s_is_forgotten_and_so_is_its_finished_stream(monkeypatch):
+    # REPLAY_S: an event expires; a stream whose response is out and whose events expired is forgotten whole.
+    monkeypatch.setattr(mcp_http, "REPLAY_S", -1)  # every event is older than that at once
+    log = mcp_http.EventLog()
+    stream = logged_stream(log, 2)
+    stream.send(response(7, {}))  # its response: the stream is done
+    assert (log.find("s", f"{stream.key}.1"), log.bytes, log.streams) == ((None, 0), 0, {})
+
+
+def test_another_sessions_stream_is_not_found():
+    # A Last-Event-ID names a stream of the GET's own session, or none: no client reads another's.
+    log = mcp_http.EventLog()
+    stream = logged_stream(log, 1)
+    assert (log.find("other", f"{stream.key}.1"), log.find("s", f"{stream.key}.1")) == ((None, 0), (stream, 1))
+
+
+# ---- the standing GET stream (spec 2025-11-25, basic/transports, "Listening for Messages from the Server") ----
+
+def test_a_list_change_made_by_another_session_reaches_an_idle_client_on_its_standing_stream():
+    # The catalog is shared: the idle session hears of the change at once, on the GET it opened after the handshake.
+    with http_endpoint(server_demo.make_server()) as port:  # one catalog, a session a client
+        changer, idle = resuming_client(port), resuming_client(port)
+        changer.call_tool("enable_subtract")
+        assert idle.transport.arrived.get(timeout=TIMEOUT) == notification("notifications/tools/list_changed")
+        changer.close()
+        idle.close()
+
+
+def test_a_question_the_server_sends_outside_any_request_is_answered_from_the_standing_stream():
+    # A request of the server's own, sent while no request is in flight, goes out on the standing stream; the
+    # client's callback answers it there, and the answer reaches the server by POST.
+    sessions = []
+
+    def factory():
+        sessions.append(MCPServer("asking"))
+        return sessions[-1]
+    with http_endpoint(factory) as port:
+        client = resuming_client(port, on_elicit=lambda question: {"action": "accept", "content": {"value": "Bo"}})
+        session = sessions[-1]  # (the first serves the stateless requests)
+        id, slot = session._expect_response()
+        session.send(request(id, "elicitation/create", {"message": "Name?", "requestedSchema": NAME_SCHEMA}))
+        assert slot.get(timeout=TIMEOUT) == response(id, {"action": "accept", "content": {"value": "Bo"}})
+        client.close()
+
+
+def test_the_lab_offers_no_standing_stream_and_its_client_works_without_one():
+    # The lab's server sends nothing outside a request: its sessions answer GET 405, and the client goes on.
+    with http_endpoint(lambda: mcp_min.MCPServer("lab", "0")) as port:
+        conn = connection(port)
+        session = open_session(conn)
+        status, _, body = exchange(conn, verb="GET", headers={"Mcp-Session-Id": session, "Accept": "text/event-stream"})
+        assert (status, json.loads(body)["error"]["message"]) == (
+            405, "the lab's server sends nothing outside a request: no standing stream")
+        client = resuming_client(port)
+        assert (client.transport.standing_connection, client.request("ping")) == (None, {})
+        client.close()
+
+
+def test_get_streams_past_max_get_streams_are_503_and_the_session_works_without_one(monkeypatch):
+    # Each GET stream holds a connection as long as it lasts: they may not crowd out the POSTs.
+    monkeypatch.setattr(mcp_http, "MAX_GET_STREAMS", 1)
+    with http_endpoint() as port:
+        first, second = resuming_client(port), resuming_client(port)
+        conn = connection(port)
+        session = open_session(conn)
+        status, _, body = exchange(conn, verb="GET", headers={"Mcp-Session-Id": session, "Accept": "text/event-stream"})
+        assert (status, json.loads(body)["error"]["message"]) == (
+            503, "1 GET streams are open already: the session works without one")
+        assert (first.transport.standing_connection is not None, second.transport.standing_connection) == (True, None)
+        assert second.call_tool("add", {"x": 1, "y": 2})["content"] == [{"type": "text", "text": "3"}]
+        first.close()
+        second.close()
+
+
+def test_the_client_waits_the_retry_it_was_told_before_it_reconnects_and_then_gets_its_answer():
+    # A server that ends the POST's stream after a priming event (an id, retry: 200, no data), then answers on the GET.
+    primed = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+              + chunked(b"id: p.1\nretry: 200\ndata: \n\n"))
+    resumed = event_stream_answer(b"id: p.2\nevent: message\ndata: " + json.dumps(pong(1)).encode() + b"\n\n")
+    with scripted_http(primed, resumed) as (port, opened):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        started = time.monotonic()
+        assert transport.send(request(1, "ping")) == pong(1)
+        assert (time.monotonic() - started >= 0.2, len(opened)) == (True, 2)
+
+
+def test_a_stream_that_ends_without_a_retry_or_an_id_is_over_and_says_so():
+    # No retry field: the server ended the stream, not just its connection (a cancelled request's, say).
+    ended = event_stream_answer(b"id: q.1\nevent: message\ndata: " + json.dumps(notification("notifications/message", {
+        "level": "info", "data": "hi"})).encode() + b"\n\n")
+    with scripted_http(ended) as (port, _):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        with pytest.raises(ConnectionError, match="HTTP 200: the body held no response to ping"):
+            transport.send(request(1, "ping"))
+
+
+@pytest.mark.parametrize("body, problem", [
+    (b"event: message\ndata: " + b"x" * 2000 + b"\n\n", "a line of the event stream is over 1000 bytes"),
+    (b"event: message\n" + b"data: xxxxxxxxxx\n" * 150 + b"\n", "an event of the stream is over 1000 bytes")])
+def test_an_event_over_the_message_limit_is_a_connection_error_that_says_so(monkeypatch, body, problem):
+    # A server's line (or event) without end may not fill the client's memory: past the largest message it is refused.
+    monkeypatch.setattr(mcp_http, "MAX_MESSAGE_BYTES", 1000)
+    with scripted_http(event_stream_answer(body)) as (port, _):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        with pytest.raises(ConnectionError, match=problem):
+            transport.send(request(1, "ping"))
+
+
+def test_the_conformance_servers_reconnection_fixture_answers_a_client_that_resumes():
+    # maintainers/conformance_server.py's test_reconnection closes its stream's connection before it answers.
+    import conformance_server
+    with http_endpoint(conformance_server.server) as port:
+        client = resuming_client(port)
+        result = client.call_tool("test_reconnection")
+        client.close()
+    assert result["content"][0]["text"].startswith("Reconnection test completed successfully.")

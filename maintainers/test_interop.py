@@ -243,14 +243,60 @@ if __name__ == "__main__":
 '''
 
 
-@pytest.fixture(scope="module")
-def sdk_http_url(tmp_path_factory):
-    """The SDK server above over Streamable HTTP on a port the OS picks; its URL once uvicorn says it listens."""
-    folder = tmp_path_factory.mktemp("sdk_http")
-    (folder / "sdk_server.py").write_text(SDK_SERVER, encoding="utf-8")
+SDK_RESUMABLE_SERVER = '''
+"""An SDK server with an event store, whose tool closes its stream's connection mid-call and goes on."""
+import sys
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.streamable_http import EventMessage, EventStore
+
+
+class MemoryStore(EventStore):
+    """Every event, in order, as (event id, stream id, message); event ids count from 1."""
+
+    def __init__(self):
+        self.events = []
+
+    async def store_event(self, stream_id, message):
+        self.events.append((str(len(self.events) + 1), stream_id, message))
+        return self.events[-1][0]
+
+    async def replay_events_after(self, last_event_id, send_callback):
+        streams = [stream for event_id, stream, _ in self.events if event_id == last_event_id]
+        if not streams:
+            return None
+        for event_id, stream, message in self.events[int(last_event_id):]:
+            if stream == streams[0] and message is not None:
+                await send_callback(EventMessage(message, event_id))
+        return streams[0]
+
+
+server = MCPServer("sdk-resumable", version="2.3.0-interop")
+
+
+@server.tool()
+async def cut_short(ctx: Context) -> str:
+    """Report progress, close the stream's connection, report again, answer."""
+    await ctx.report_progress(1, 2)
+    await ctx.close_sse_stream()
+    await ctx.report_progress(2, 2)
+    return "whole"
+
+
+if __name__ == "__main__":
+    server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[1]), event_store=MemoryStore(),
+               retry_interval=200)
+'''
+
+
+@contextlib.contextmanager
+def served_sdk(folder: pathlib.Path, script: str, *args: str):
+    """An SDK server script over Streamable HTTP on a port the OS picks; its URL once uvicorn says it listens."""
+    (folder / "sdk_server.py").write_text(script, encoding="utf-8")
     log = folder / "stderr.log"
     with open(log, "wb") as stderr:  # port 0: the OS picks a free port, and uvicorn names it (no race for one)
-        process = subprocess.Popen([sys.executable, str(folder / "sdk_server.py"), "--http", "0"],
+        process = subprocess.Popen([sys.executable, str(folder / "sdk_server.py"), *args, "0"],
                                    stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         def listening():
@@ -261,6 +307,13 @@ def sdk_http_url(tmp_path_factory):
         yield listening().group(1) + "/mcp"
     finally:
         stop(process)
+
+
+@pytest.fixture(scope="module")
+def sdk_http_url(tmp_path_factory):
+    """The SDK server above over Streamable HTTP; its URL."""
+    with served_sdk(tmp_path_factory.mktemp("sdk_http"), SDK_SERVER, "--http") as url:
+        yield url
 
 
 # ---- 1. the official client drives server_demo over stdio ----
@@ -318,11 +371,11 @@ def test_official_client_calls_server_demo_over_http_with_a_session_in_legacy_mo
     session = issued[0]
     assert (posts[0]["session"], posts[0]["version"]) == (None, None)
     assert {(e["session"], e["version"]) for e in posts[1:]} == {(session, "2025-11-25")}
-    # The SDK opens a GET stream (server_demo answers 405) and ends the session with DELETE on close.
+    # The SDK opens the session's standing GET stream (server_demo offers it) and ends the session with DELETE on close.
     statuses = [(e["verb"], e["status"]) for e in exchanges if "status" in e]
     assert statuses.count(("POST", 202)) == 1  # notifications/initialized
     assert statuses.count(("POST", 200)) == 1 + len(DEMO_CALLS)
-    assert set(statuses) - {("POST", 200), ("POST", 202)} <= {("GET", 405), ("DELETE", 200)}
+    assert set(statuses) - {("POST", 200), ("POST", 202)} == {("GET", 200), ("DELETE", 200)}
     deletes = [e for e in exchanges if e["verb"] == "DELETE" and "method" in e]
     assert [(e["session"], e["version"]) for e in deletes] == [(session, "2025-11-25")]
     assert ("DELETE", 200) in statuses
@@ -429,6 +482,23 @@ def test_mcp_min_client_calls_sdk_server_over_http_in_each_mode(mode, era, versi
     assert prompt["messages"] == [{"role": "user", "content": {"type": "text", "text": "Please review: x = 1"}}]
     if era == "stateless":
         assert [r["resultType"] for r in (added, exploded, greeting, prompt)] == ["complete"] * 4
+
+
+def test_mcp_min_client_resumes_a_stream_the_sdk_server_closes_mid_call(tmp_path):
+    # The SDK's tool calls ctx.close_sse_stream() after progress 1: mcp_min's client waits the retry (200 ms), GETs
+    # with Last-Event-ID, and the SDK's event store replays progress 2 and the answer (spec 2025-11-25, basic/transports,
+    # "Resumability and Redelivery").
+    progress = []
+    with served_sdk(tmp_path, SDK_RESUMABLE_SERVER) as url:
+        client = mcp_full.MCPClient(mcp_http.HttpTransport(url, timeout=10),
+                                    on_progress=lambda params: progress.append(params["progress"]))
+        try:
+            client.connect(mode="handshake")
+            result = client.call_tool("cut_short", progress=True)
+        finally:
+            client.close()
+    assert (client.protocol_version, result["content"], progress) == ("2025-11-25", [{"type": "text", "text": "whole"}],
+                                                                      [1, 2])
 
 
 def test_mcp_min_client_reads_uris_that_need_a_base64_mcp_name_from_sdk_server(sdk_http_url):

@@ -962,13 +962,13 @@ def test_notification_is_202_with_no_body():
         conn.close()
 
 
-def test_get_is_405_and_an_unknown_path_is_404():
-    # This server opens no standalone stream (GET is 405) and has one endpoint (/mcp).
+def test_get_without_a_session_is_405_and_an_unknown_path_is_404():
+    # A standalone stream belongs to a session (2026-07-28 has none: GET is 405), and there is one endpoint (/mcp).
     with http_endpoint() as port:
         conn = connection(port)
         status, _, body = exchange(conn, verb="GET", headers={"Accept": "text/event-stream"})
         assert (status, json.loads(body)) == (405, error_response(
-            None, -32600, "this server opens no standalone stream: each request's messages travel on its own"))
+            None, -32600, "a standalone stream belongs to a session: initialize first"))
         status, _, body = exchange(conn, request(1, "ping"), path="/elsewhere")
         assert (status, json.loads(body)) == (404, error_response(None, -32600, "not found: the endpoint is /mcp"))
         conn.close()
