@@ -148,6 +148,7 @@ class HttpStream:
         self.lock = threading.Lock()  # one writer at a time on this connection
         self.started = False  # the event stream's headers are out
         self.gone = False  # a write failed: the client went away
+        self.probed = False  # a comment was sent to see whether an end of file was a close or a half-close
         self.ended = threading.Event() if listen else None  # set when a listen stream's response is out
 
     def send(self, message: dict):
@@ -180,8 +181,16 @@ class HttpStream:
 
     @property
     def closed(self) -> bool:
-        """Whether the client has gone: a write failed, or the connection reads as end of file."""
-        return self.gone or self.handler.client_gone()
+        """Whether the client has gone: a write failed, or the connection was reset.
+
+        End of file on read is no proof: a client may half-close once its request is sent and still read the
+        answer. On an event stream one comment then tells the two apart: a closed socket answers it with a reset.
+        """
+        if not self.gone and self.started and not self.probed and self.handler.client_gone() == "end of file":
+            self.probed = True
+            self.send_comment(b":\n\n")
+        self.gone = self.gone or self.handler.client_gone() == "reset"
+        return self.gone
 
 
 def read_head(reader) -> dict:
@@ -423,13 +432,15 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 except OSError:
                     self.close_connection = True
 
-        def client_gone(self) -> bool:
-            """Whether the client closed the connection (it would read as end of file)."""
+        def client_gone(self) -> str | None:
+            """What reading the connection would say now: "end of file" (a close or a half-close), "reset", or None."""
             try:
+                if self.connection.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                    return "reset"  # after an end of file, a reset shows only here: reads go on saying end of file
                 readable = select.select([self.connection], [], [], 0)[0]
-                return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+                return "end of file" if readable and self.connection.recv(1, socket.MSG_PEEK) == b"" else None
             except OSError:
-                return True
+                return "reset"
 
         def start_events(self):
             """The headers of an event stream, sent in chunks so that the connection stays usable after it; to an

@@ -224,3 +224,34 @@ def test_a_listen_client_that_stops_reading_never_stalls_another_clients_list_ch
             changes.join(6 * TIMEOUT)
             assert not changes.is_alive(), "a list change waited on a client that reads nothing"
             wait_until(lambda: server._listeners == [], "the silent stream to be dropped")
+
+
+def test_a_client_that_half_closes_after_its_request_still_gets_its_answer_in_both_eras():
+    # Row 6: shutdown(SHUT_WR) says "I have sent all I will", not "I am gone": the socket still reads. Before, the
+    # end of file on read was taken for the client gone, and the answer dropped (202, no body).
+    half_closed = threading.Event()
+    server = mcp_full.MCPServer("half")
+
+    @server.tool()
+    def add_once_half_closed(x: int, y: int) -> int:
+        """Add, once the client has half-closed its socket."""
+        half_closed.wait(TIMEOUT)
+        return x + y
+    call = {"name": "add_once_half_closed", "arguments": {"x": 2, "y": 3}}
+    with http_endpoint(lambda: server) as port:
+        opened = raw(port, post(initialize_request(1)))
+        session = head_and_body(opened)[1]["mcp-session-id"]
+        raw(port, post(notification("notifications/initialized"), headers={"Mcp-Session-Id": session}))
+        eras = {"handshake": (request(2, "tools/call", call), {"Mcp-Session-Id": session}),
+                "2026-07-28": (request(2, "tools/call", {**call, "_meta": META}),
+                               {**LISTEN_HEADERS, "Mcp-Method": "tools/call", "Mcp-Name": call["name"]})}
+        for era, (message, headers) in eras.items():
+            half_closed.clear()
+            with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as conn:
+                conn.sendall(post(message, headers=headers))
+                conn.shutdown(socket.SHUT_WR)
+                half_closed.set()
+                answer = b"".join(iter(lambda: conn.recv(65536), b""))
+            status, _, body = head_and_body(answer)
+            assert (status, json.loads(body)["result"]["content"]) == (
+                "HTTP/1.1 200 OK", [{"type": "text", "text": "5"}]), era
