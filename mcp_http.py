@@ -633,13 +633,15 @@ class HttpConnection:
         lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{self.address[1]}",
                  *(f"{name}: {value}" for name, value in headers.items()), f"Content-Length: {len(body)}"]
         self.socket.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
-        status = self.reader.readline(MAX_HEADER_LINE + 1).split(b" ", 2)
-        if len(status) < 2 or not status[0].startswith(b"HTTP/1.") or not status[1].isdigit():
-            raise ConnectionError(f"not an HTTP response: {b' '.join(status)[:80]!r}")  # b"": the server closed
-        try:
-            fields = read_head(self.reader)
-        except ValueError as exc:
-            raise ConnectionError(f"a malformed response head: {exc.args[1]}")
+        status = [b"", b"100"]
+        while status[1].startswith(b"1"):  # an interim response (100 Continue), asked for or not: its final one follows
+            status = self.reader.readline(MAX_HEADER_LINE + 1).split(b" ", 2)
+            if len(status) < 2 or not status[0].startswith(b"HTTP/1.") or not status[1].isdigit():
+                raise ConnectionError(f"not an HTTP response: {b' '.join(status)[:80]!r}")  # b"": the server closed
+            try:
+                fields = read_head(self.reader)
+            except ValueError as exc:
+                raise ConnectionError(f"a malformed response head: {exc.args[1]}")
         self.status, self.headers = int(status[1]), {name: values[0] for name, values in fields.items()}
         self.chunked, self.in_chunk = "chunked" in self.headers.get("transfer-encoding", "").lower(), False
         self.closing = self.headers.get("connection", "").lower() == "close"
@@ -753,6 +755,9 @@ class HttpTransport(Transport):
                 answer = self.receive(incoming)
                 if answer is not None:
                     self.post_aside(answer)
+        except RPCError:
+            self.connection.close()  # the rest of a body that cannot be read is not read: start afresh
+            raise
         except OSError as exc:
             self.connection.close()  # the next POST starts on a fresh connection; closing is the 2026 cancel
             if isinstance(exc, TimeoutError) and self.session_id and not is_notification(message):
@@ -764,11 +769,16 @@ class HttpTransport(Transport):
         raise ConnectionError(f"HTTP {reply.status}: the body held no response to {message['method']}")
 
     def received_response(self, message: dict, reply: dict) -> dict:
-        """Learn what a response teaches the transport (the version, the tools' header annotations); return it."""
-        if message["method"] == "initialize" and "result" in reply:
-            self.protocol_version = reply["result"].get("protocolVersion")
-        if message["method"] == "tools/list" and "result" in reply:
-            self.learn_headers(reply["result"])
+        """Learn what a response teaches the transport (the version, the tools' header annotations); return it.
+
+        Only what can travel in a header is learnt: what else the result holds, MCPClient judges.
+        """
+        result = reply.get("result")
+        if message["method"] == "initialize" and isinstance(result, dict):
+            version = result.get("protocolVersion")
+            self.protocol_version = version if isinstance(version, str) and re.fullmatch(r"[!-~]+", version) else None
+        if message["method"] == "tools/list" and isinstance(result, dict) and isinstance(result.get("tools"), list):
+            self.learn_headers(result)
         return reply
 
     def post(self, connection: HttpConnection, message: dict) -> HttpConnection:
@@ -789,8 +799,10 @@ class HttpTransport(Transport):
         if not reply.headers.get("content-type", "").startswith("text/event-stream"):
             body = reply.read()
             try:
-                yield self.traced("←", json.loads(body))
-            except ValueError:
+                yield self.traced("←", parse(body))  # invalid UTF-8 and deep nesting too: -32700, as a server says
+            except RPCError as exc:
+                if 200 <= reply.status < 300:
+                    raise RPCError(exc.code, f"the response body is not JSON ({exc.message})")
                 raise ConnectionError(f"HTTP {reply.status}: {body[:200].decode(errors='replace')}")
             return
         data = []
@@ -808,9 +820,9 @@ class HttpTransport(Transport):
                 if not text.strip():
                     continue  # an event with empty data (a priming event with only an id and a retry): no message
                 try:
-                    message = json.loads(text)
-                except ValueError:
-                    raise ConnectionError(f"an event of the stream is not JSON: {text[:80]!r}")
+                    message = parse(text.encode())
+                except RPCError as exc:
+                    raise RPCError(exc.code, f"an event of the stream is not JSON ({exc.message}): {text[:80]!r}")
                 yield self.traced("←", message) if traced else message
 
     def listen(self, message: dict) -> dict:
@@ -822,15 +834,16 @@ class HttpTransport(Transport):
         reply = self.post(self.listen_connection, message)
         incoming = self.messages(reply, self.listen_connection, float("inf"), traced=False)
         first = self.traced("←", next(incoming, None))
-        if first is None or "error" in first or first.get("method") != "notifications/subscriptions/acknowledged":
-            return first
+        if not isinstance(first, dict) or first.get("method") != "notifications/subscriptions/acknowledged":
+            return first  # an error response, or nothing MCPClient.listen can take for an acknowledgement
 
         def keep_reading():
             try:
                 for later in incoming:
-                    self.arrived.put(later)  # handed over (and traced) by drain(), on the caller's thread
-            except (OSError, ValueError, AttributeError):
-                pass  # the stream was closed: by us (stop_listening) or by the server
+                    if isinstance(later, dict):
+                        self.arrived.put(later)  # handed over (and traced) by drain(), on the caller's thread
+            except (OSError, ValueError, AttributeError, RPCError):
+                pass  # the stream was closed (by us, stop_listening, or by the server), or sent what is not JSON
         threading.Thread(target=keep_reading, daemon=True).start()
         return first
 
@@ -858,6 +871,9 @@ class HttpTransport(Transport):
         """
         valid = []
         for tool in result.get("tools", []):
+            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                valid.append(tool)  # not a tool: MCPClient says so
+                continue
             try:
                 if header_paths(tool.get("inputSchema", {})):
                     self.tool_schemas[tool["name"]] = tool["inputSchema"]

@@ -14,8 +14,8 @@ import pytest
 import mcp_full
 import mcp_http
 import server_demo
-from mcp_full import notification, request
-from test_hostile import raw
+from mcp_full import RPCError, notification, request, response
+from test_hostile import raw, scripted_http
 from test_transports import HERE, META, TIMEOUT, connected, http_endpoint, initialize_request, wait_until
 
 
@@ -255,3 +255,89 @@ def test_a_client_that_half_closes_after_its_request_still_gets_its_answer_in_bo
             status, _, body = head_and_body(answer)
             assert (status, json.loads(body)["result"]["content"]) == (
                 "HTTP/1.1 200 OK", [{"type": "text", "text": "5"}]), era
+
+
+def http_answer(body: bytes, content_type: str = "application/json", status: str = "200 OK") -> bytes:
+    """An HTTP response carrying body, as a scripted server sends it."""
+    return (f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+ACCEPTED = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"
+INITIALIZED = response(1, {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}})
+ASKING = {"resultType": "input_required", "requestState": "s"}
+
+
+def odd(result: dict) -> bytes:
+    """The response to the client's second request (the first after the handshake), holding result."""
+    return http_answer(json.dumps(response(2, result)).encode())
+
+
+@pytest.mark.parametrize("case, answers, call, problem", [
+    ("capabilities a list", [json.dumps(response(1, {**INITIALIZED["result"], "capabilities": []})).encode()], None,
+     "malformed response to initialize: capabilities must be an object"),
+    ("serverInfo a string", [json.dumps(response(1, {**INITIALIZED["result"], "serverInfo": "s"})).encode()], None,
+     "malformed response to initialize: serverInfo must be an object"),
+    ("no tools", [odd({})], "list_tools", "malformed response to tools/list: tools is missing"),
+    ("tools a number", [odd({"tools": 5})], "list_tools", "malformed response to tools/list: tools must be a list"),
+    ("a tool a number", [odd({"tools": [5]})], "list_tools",
+     "malformed response to tools/list: tools[0] must be an object with a string name"),
+    ("a tool named by a list", [odd({"tools": [{"name": ["a"]}]})], "list_tools",
+     "malformed response to tools/list: tools[0] must be an object with a string name"),
+    ("nextCursor a list", [odd({"tools": [], "nextCursor": ["c"]})], "list_tools",
+     "malformed response to tools/list: nextCursor must be a string"),
+    ("ttlMs a word", [odd({"tools": [], "ttlMs": "soon"})], "list_tools",
+     "malformed response to tools/list: ttlMs must be a number"),
+    ("resources null", [odd({"resources": None})], "list_resources",
+     "malformed response to resources/list: resources must be a list"),
+    ("prompts a string", [odd({"prompts": "abc"})], "list_prompts",
+     "malformed response to prompts/list: prompts must be a list"),
+    ("inputRequests a number", [odd({**ASKING, "inputRequests": 5})], "call_tool",
+     "malformed response to tools/call: inputRequests must be an object"),
+    ("a question a number", [odd({**ASKING, "inputRequests": {"k": 5}})], "call_tool",
+     "malformed response to tools/call: inputRequests.k must be an object with a string method"),
+    ("requestState a number", [odd({**ASKING, "inputRequests": {}, "requestState": 5})], "call_tool",
+     "malformed response to tools/call: requestState must be a string"),
+    ("a body of invalid UTF-8", [http_answer(b'{"jsonrpc": "2.0", "id": 2, "result": {"x": "\xff"}}')], "list_tools",
+     "the response body is not JSON (parse error: "),
+    ("a body nested too deep", [http_answer(b"[" * 100_000 + b"]" * 100_000)], "list_tools",
+     "the response body is not JSON (parse error: "),
+])
+def test_a_result_well_formed_but_odd_inside_is_one_protocol_error_naming_it(case, answers, call, problem):
+    # Row 10: each of these once escaped as a KeyError, TypeError, AttributeError, JSONDecodeError, RecursionError
+    # or UnicodeDecodeError from deep inside the client; now it is the client's one error type, saying what is odd.
+    script = [http_answer(body) if body.startswith(b"{") else body for body in answers]
+    if call:
+        script = [http_answer(json.dumps(INITIALIZED).encode()), ACCEPTED, *script]
+    with scripted_http(*script) as (port, _):
+        client = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
+        with pytest.raises(RPCError) as caught:
+            client.initialize()
+            getattr(client, call)(*(["add"] if call == "call_tool" else []))
+        assert caught.value.message.startswith(problem), caught.value.message
+        client.close()
+
+
+def test_a_notification_that_is_not_a_message_is_dropped_and_the_call_still_answered():
+    # Row 10: a method that is a list, or params that are a list, once broke the pump (unhashable) or a callback.
+    events = b"".join(b"event: message\ndata: " + json.dumps(event).encode() + b"\n\n" for event in (
+        {"jsonrpc": "2.0", "method": ["notifications/tools/list_changed"]},
+        {"jsonrpc": "2.0", "method": "notifications/message", "params": [1]},
+        response(2, {"content": [], "isError": False})))
+    script = [http_answer(json.dumps(INITIALIZED).encode()), ACCEPTED, http_answer(events, "text/event-stream")]
+    heard = []
+    with scripted_http(*script) as (port, _):
+        client = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT),
+                                    on_log=heard.append)
+        client.initialize()
+        assert (client.call_tool("add"), heard) == ({"content": [], "isError": False}, [])
+        client.close()
+
+
+def test_a_stray_100_continue_is_skipped_and_the_final_response_read():
+    # Row 10: an interim response the client never asked for (RFC 9110, 15.2: a client must accept one) was read
+    # as the answer: "HTTP 100" and an empty body. Now the final response behind it is the answer.
+    pong = http_answer(json.dumps(response(1, {})).encode())
+    with scripted_http(b"HTTP/1.1 100 Continue\r\n\r\n" + pong) as (port, _):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        assert transport.send(request(1, "ping")) == response(1, {})
+        transport.close()
