@@ -12,12 +12,12 @@ http.client's readers cost more than the rest of a round trip.
 """
 
 import base64
+import collections
 import contextlib
 import http.server
 import io
 import json
 import os
-import queue
 import re
 import secrets
 import select
@@ -31,8 +31,9 @@ import urllib.parse
 import mcp_full
 from mcp_min import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RPCError, \
     error_response, is_notification, notification, report, say
-from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MISSING_CLIENT_CAPABILITY, PROTOCOL_VERSION_KEY,
-                      PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION, Transport, header_name, is_stateless)
+from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MAX_KEPT_NOTIFICATIONS, MISSING_CLIENT_CAPABILITY,
+                      PROTOCOL_VERSION_KEY, PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION, Transport, header_name,
+                      is_stateless)
 from mcp_stdio import MAX_MESSAGE_BYTES, encode, parse, same_id
 
 HEADER_MISMATCH = -32020  # 2026-07-28 over HTTP: a header disagrees with the body (spec 2026-07-28, basic, "Error Codes")
@@ -607,6 +608,22 @@ def serve_http(server, host: str = "127.0.0.1", port: int = 8000):
             pass  # Ctrl-C: stop quietly
 
 
+class DeadlineSocketIO(socket.SocketIO):
+    """A client socket's raw reads, each waiting only for what is left of its connection's deadline: a socket
+    timeout bounds one recv, so a server sending a byte now and then would stretch it without end."""
+
+    def __init__(self, sock: socket.socket, connection: "HttpConnection"):
+        super().__init__(sock, "rb")
+        self.sock, self.connection = sock, connection
+
+    def readinto(self, buffer) -> int:
+        left = self.connection.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"the response did not come whole in {self.connection.timeout} s")
+        self.sock.settimeout(min(left, self.connection.timeout))
+        return super().readinto(buffer)
+
+
 class HttpConnection:
     """One kept-alive HTTP/1.1 connection of a client, written and read by hand (RFC 9112), as the server reads
     its requests: a request leaves in one write; a response is its status, its headers, then its body, read
@@ -619,6 +636,7 @@ class HttpConnection:
         self.status, self.headers = 0, {}  # the response being read: its status; lower-case name -> first value
         self.left = 0  # bytes of the body (or of its current chunk) not read yet
         self.chunked = self.in_chunk = self.closing = False  # chunked; inside a chunk; Connection: close
+        self.deadline = float("inf")  # by when the response must have come whole (a listen stream: never)
 
     def request(self, method: str, path: str, headers: dict, body: bytes = b""):
         """Send a request whole, then read the response's status line and headers; its body is read next."""
@@ -627,8 +645,9 @@ class HttpConnection:
         if self.socket is None:
             self.socket = socket.create_connection(self.address, timeout=self.timeout)
             self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms Nagle delay
-            self.reader = self.socket.makefile("rb")
+            self.reader = io.BufferedReader(DeadlineSocketIO(self.socket, self))
         self.socket.settimeout(self.timeout)
+        self.deadline = time.monotonic() + self.timeout  # the response's status, headers and body, all of it
         host = f"[{self.address[0]}]" if ":" in self.address[0] else self.address[0]  # an IPv6 address
         lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{self.address[1]}",
                  *(f"{name}: {value}" for name, value in headers.items()), f"Content-Length: {len(body)}"]
@@ -648,6 +667,9 @@ class HttpConnection:
         length = self.headers.get("content-length", "0")
         if not length.isdigit():
             raise ConnectionError(f"Content-Length {length!r} is not a number")
+        if int(length) > MAX_MESSAGE_BYTES:
+            self.closing = True  # its body is never read: the connection cannot carry another request
+            raise ConnectionError(f"a response body of {length} bytes, over MAX_MESSAGE_BYTES ({MAX_MESSAGE_BYTES})")
         self.left = 0 if self.chunked else int(length)
 
     def more(self) -> bool:
@@ -668,16 +690,24 @@ class HttpConnection:
 
     def read(self) -> bytes:
         """The rest of the body."""
-        pieces = []
+        pieces, size = [], 0
         while self.more():
             pieces.append(self.take(self.reader.read(min(self.left, 1 << 20))))
+            size += len(pieces[-1])
+            if size > MAX_MESSAGE_BYTES:  # a chunked body has no length to refuse up front: it is cut here
+                self.closing = True
+                raise ConnectionError(f"a response body over MAX_MESSAGE_BYTES ({MAX_MESSAGE_BYTES})")
         return b"".join(pieces)
 
     def read_line(self) -> bytes:
         """The body's next line (b"" at its end): an event stream is read line by line, across its chunks."""
-        pieces = [b""]  # a line longer than one chunk comes in pieces: joined once, not copied a piece at a time
+        pieces, size = [b""], 0  # a line longer than one chunk comes in pieces: joined once, not copied a piece at a time
         while not pieces[-1].endswith(b"\n") and self.more():
             pieces.append(self.take(self.reader.readline(min(self.left, 1 << 20))))
+            size += len(pieces[-1])
+            if size > MAX_MESSAGE_BYTES:
+                self.closing = True
+                raise ConnectionError(f"an event stream line over MAX_MESSAGE_BYTES ({MAX_MESSAGE_BYTES})")
         return b"".join(pieces)
 
     def take(self, data: bytes) -> bytes:
@@ -712,7 +742,7 @@ class HttpTransport(Transport):
         self.connection = self.new_connection()
         self.side_connection: HttpConnection | None = None  # opened the first time the server asks something mid-stream
         self.listen_connection: HttpConnection | None = None  # the open subscriptions/listen stream's own connection
-        self.arrived = queue.Queue()  # what the listen stream brought, not yet handed over
+        self.arrived = collections.deque(maxlen=MAX_KEPT_NOTIFICATIONS)  # the listen stream's, not handed over yet: a flood keeps the newest
         self.session_id = self.protocol_version = None
         self.tool_schemas = {}  # name -> inputSchema, for the tools whose arguments travel in headers too
 
@@ -832,6 +862,7 @@ class HttpTransport(Transport):
         """
         self.listen_connection = self.new_connection()
         reply = self.post(self.listen_connection, message)
+        self.listen_connection.deadline = float("inf")  # the stream lasts as long as it lasts; each read waits timeout
         incoming = self.messages(reply, self.listen_connection, float("inf"), traced=False)
         first = self.traced("←", next(incoming, None))
         if not isinstance(first, dict) or first.get("method") != "notifications/subscriptions/acknowledged":
@@ -841,7 +872,7 @@ class HttpTransport(Transport):
             try:
                 for later in incoming:
                     if isinstance(later, dict):
-                        self.arrived.put(later)  # handed over (and traced) by drain(), on the caller's thread
+                        self.arrived.append(later)  # handed over (and traced) by drain(), on the caller's thread
             except (OSError, ValueError, AttributeError, RPCError):
                 pass  # the stream was closed (by us, stop_listening, or by the server), or sent what is not JSON
         threading.Thread(target=keep_reading, daemon=True).start()
@@ -849,8 +880,8 @@ class HttpTransport(Transport):
 
     def drain(self) -> list:
         """The notifications received so far, those of the listen stream included, handed over once."""
-        while not self.arrived.empty():
-            self.receive(self.traced("←", self.arrived.get()))
+        while self.arrived:
+            self.receive(self.traced("←", self.arrived.popleft()))
         return super().drain()
 
     def cancel(self, message: dict, reason: str):

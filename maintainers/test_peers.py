@@ -3,11 +3,14 @@
 Each test is bounded by TIMEOUT and runs on loopback; none sleeps to let a thread catch up.
 """
 
+import contextlib
 import json
 import socket
 import subprocess
 import sys
 import threading
+import time
+import tracemalloc
 
 import pytest
 
@@ -340,4 +343,100 @@ def test_a_stray_100_continue_is_skipped_and_the_final_response_read():
     with scripted_http(b"HTTP/1.1 100 Continue\r\n\r\n" + pong) as (port, _):
         transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
         assert transport.send(request(1, "ping")) == response(1, {})
+        transport.close()
+
+
+@contextlib.contextmanager
+def one_answer(answer):
+    """A server that reads one request and calls answer(conn) (until the client goes, or TIMEOUT); yields its URL."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        conn, _ = listener.accept()
+        with conn:
+            reader = conn.makefile("rb")
+            head = b"".join(iter(reader.readline, b"\r\n"))
+            reader.read(int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0]))
+            conn.settimeout(TIMEOUT)
+            with contextlib.suppress(OSError):
+                answer(conn)
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+    finally:
+        thread.join(TIMEOUT)
+        listener.close()
+
+
+def trickle(conn):
+    """A JSON body announced whole, sent a byte every 50 ms, for TIMEOUT at most."""
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        conn.sendall(b" ")
+        time.sleep(0.05)  # the server's pace, not a wait for a thread
+
+
+def test_a_server_that_trickles_bytes_cannot_stretch_the_clients_timeout():
+    # Row 9: the timeout bounded each recv, so a byte every 50 ms held the client for as long as the server liked
+    # (15-25 s for a 2 s timeout); now it bounds the whole response.
+    transport_timeout = 0.5
+    with one_answer(trickle) as url:
+        transport = mcp_http.HttpTransport(url, timeout=transport_timeout)
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            transport.send(request(1, "ping"))
+        assert time.monotonic() - started < TIMEOUT / 2
+        transport.close()
+
+
+def endless_chunks(conn):
+    """A chunked JSON body that never ends: 1 MiB chunks, 64 MiB at most."""
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+    for _ in range(64):
+        conn.sendall(b"100000\r\n" + b"[" * (1 << 20) + b"\r\n")
+
+
+def announced(conn):
+    """A body announced as 300 MB; its first MiB."""
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 300000000\r\n\r\n")
+    conn.sendall(b"[" * (1 << 20))
+
+
+@pytest.mark.parametrize("answer", [endless_chunks, announced])
+def test_a_response_body_over_the_message_limit_is_refused_not_kept_whole(answer):
+    # Row 9: a 300 MB body was read whole, then parsed; now reading stops at MAX_MESSAGE_BYTES (4 MiB).
+    with one_answer(answer) as url:
+        transport = mcp_http.HttpTransport(url, timeout=TIMEOUT)
+        tracemalloc.start()
+        try:
+            with pytest.raises(ConnectionError, match=r"over MAX_MESSAGE_BYTES \(4194304\)"):
+                transport.send(request(1, "ping"))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        transport.close()
+    assert peak < 3 * mcp_full.MAX_MESSAGE_BYTES, peak
+
+
+def flood(conn):
+    """A listen stream: its acknowledgement, 30,000 log lines in one go, then a last one saying so."""
+    ack = notification("notifications/subscriptions/acknowledged",
+                       {"_meta": {"io.modelcontextprotocol/subscriptionId": 3}, "notifications": {}})
+    line = notification("notifications/message", {"level": "info", "data": "x"})
+    last = notification("notifications/message", {"level": "info", "data": "last"})
+    events = [ack] + [line] * 30_000 + [last]
+    body = b"".join(b"data: " + json.dumps(event).encode() + b"\n\n" for event in events)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+
+
+def test_a_flooding_listen_stream_keeps_only_the_newest_notifications():
+    # Row 9: every notification of a listen stream waited in an unbounded queue for the next pump (1.43 million,
+    # 1.6 GB in 12 s); now the newest MAX_KEPT_NOTIFICATIONS (10,000) wait, as over stdio.
+    with one_answer(flood) as url:
+        transport = mcp_http.HttpTransport(url, timeout=TIMEOUT)
+        assert transport.listen(LISTEN)["method"] == "notifications/subscriptions/acknowledged"
+        wait_until(lambda: transport.arrived and transport.arrived[-1]["params"]["data"] == "last", "the last line")
+        assert len(transport.arrived) == mcp_full.MAX_KEPT_NOTIFICATIONS
         transport.close()
