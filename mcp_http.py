@@ -57,6 +57,7 @@ SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
 MAX_HEADERS = 100  # header lines in a request or a response, each MAX_HEADER_LINE bytes at most (http.server's bounds)
 MAX_HEADER_LINE = 65536
+MAX_PARSED_IN_FLIGHT = 256 * 1024 * 1024  # bodies being served at once, as parsed (parsed_size): more is 503 for now
 
 
 def header_value(text: str) -> str:
@@ -215,6 +216,35 @@ def read_head(reader) -> dict:
         fields.setdefault(name.lower(), []).append(value.strip(" \t\r\n"))
 
 
+def parsed_size(body: bytes) -> int:
+    """About the bytes json.loads makes of body: each object or array ~64, each string ~50, each item's slot 8.
+
+    A 4 MiB body of {}s parses to some 100 MB: what a request holds while its tool runs is this, not its length.
+    """
+    return len(body) + 64 * (body.count(b"{") + body.count(b"[")) + 25 * body.count(b'"') + 8 * body.count(b",")
+
+
+class Budget:
+    """Bytes the requests being served may hold at once; a request that would pass the limit waits outside (503).
+    A request alone is always let in: the limit bounds crowds, it refuses no one message."""
+
+    def __init__(self, limit: int):
+        self.limit, self.used, self.lock = limit, 0, threading.Lock()
+
+    def take(self, n: int, mine: int = 0) -> bool:
+        """Hold n bytes more for a request that holds mine already, if they fit or nobody else holds any."""
+        with self.lock:
+            if self.used > mine and self.used + n > self.limit:
+                return False
+            self.used += n
+            return True
+
+    def give(self, n: int):
+        """Let go of n bytes: a request was served."""
+        with self.lock:
+            self.used -= n
+
+
 def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):
     """A Streamable HTTP server at /mcp. Call serve_forever().
 
@@ -235,6 +265,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
     else:
         raise TypeError("http_server takes mcp_full's MCPServer, or a function that makes each session's server")
     arriving = {}  # connection -> the moment by which its next request must have arrived whole
+    in_flight = Budget(MAX_PARSED_IN_FLIGHT)  # what the bodies being served hold, parsed
     dates = {}  # a second -> its Date header, formatted once a second rather than for every response
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -269,10 +300,12 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
         def handle_one_request(self):
             """Read and serve one request; the wait for it and its arrival, headers and body, are bounded together."""
             arriving[self.connection] = time.monotonic() + REQUEST_S  # the watchdog cuts a connection past it
+            self.held = 0  # bytes of in_flight this request holds
             try:
                 super().handle_one_request()
             finally:
                 arriving.pop(self.connection, None)
+                in_flight.give(self.held)
 
         def parse_request(self) -> bool:
             """Read the request line and the header lines by hand (RFC 9112): http.server's own reader, built on
@@ -311,12 +344,16 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 return self.refuse(411, "Content-Length is required, in decimal digits")
             if int(length) > MAX_MESSAGE_BYTES:
                 return self.refuse(413, f"the body must be {MAX_MESSAGE_BYTES} bytes at most")
+            if not self.hold(int(length)):  # before the body is read, its bytes; once read, what parsing it makes
+                return
             if self.continue_expected:
                 self.handle_expect_100()  # only now: a body the server refuses is never sent
             body = self.rfile.read(int(length))
             if len(body) < int(length):
                 self.close_connection = True
                 return  # the body never came whole: the client went away, or the watchdog cut it off
+            if not self.hold(parsed_size(body) - len(body)):
+                return
             arriving.pop(self.connection, None)  # arrived: serving it may take as long as its tool needs
             try:
                 message = parse(body)  # once the body is read, the connection is reusable
@@ -341,6 +378,14 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 server = self.session()
                 if server:
                     self.serve(server, message, lambda reply: 200)
+
+        def hold(self, n: int) -> bool:
+            """Hold n more bytes of in_flight for this request; if they would pass MAX_PARSED_IN_FLIGHT, refuse 503."""
+            if in_flight.take(n, self.held):
+                self.held += n
+                return True
+            return self.refuse(503, f"the server holds all the request bodies it may at once ({MAX_PARSED_IN_FLIGHT} "
+                                    "bytes parsed, MAX_PARSED_IN_FLIGHT): try again shortly", INTERNAL_ERROR)
 
         def post_stateless(self, message):
             """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses."""
@@ -506,10 +551,10 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 return self.refuse(403, "Host or Origin is not a local name")  # a DNS-rebinding page, say
             return True
 
-        def refuse(self, status: int, reason: str) -> bool:
+        def refuse(self, status: int, reason: str, code: int = INVALID_REQUEST) -> bool:
             """Respond, drain the body, and close: a kept-alive connection never reads a stale body as a request."""
             self.close_connection = True
-            self.respond(status, error_response(None, INVALID_REQUEST, reason), {"Connection": "close"})
+            self.respond(status, error_response(None, code, reason), {"Connection": "close"})
             self.connection.shutdown(socket.SHUT_WR)  # the response is complete, and the client sees it end
             self.connection.settimeout(2)
             try:  # read what the client still sends (a body it writes before reading), so that it reads the response

@@ -440,3 +440,33 @@ def test_a_flooding_listen_stream_keeps_only_the_newest_notifications():
         wait_until(lambda: transport.arrived and transport.arrived[-1]["params"]["data"] == "last", "the last line")
         assert len(transport.arrived) == mcp_full.MAX_KEPT_NOTIFICATIONS
         transport.close()
+
+
+def test_bodies_being_served_hold_at_most_the_parsed_limit_and_the_next_is_told_503(monkeypatch):
+    # Row 13: a 4 MiB body of {}s parses to some 100 MB, and 16 allowed ones at once held 1.64 GB while their tools
+    # ran. Now what the bodies being served hold, parsed, is bounded (here to 32 MiB); one more hears 503, in words.
+    monkeypatch.setattr(mcp_http, "MAX_PARSED_IN_FLIGHT", 32 * 1024 * 1024)
+    entered, release = threading.Event(), threading.Event()
+    server = mcp_full.MCPServer("holding")
+
+    @server.tool()
+    def hold(items: list) -> int:
+        """Count the items, once released."""
+        entered.set()
+        release.wait(TIMEOUT)
+        return len(items)
+    call = request(2, "tools/call", {"name": "hold", "arguments": {"items": [{}] * 300_000}, "_meta": META})
+    headers = {**LISTEN_HEADERS, "Mcp-Method": "tools/call", "Mcp-Name": "hold"}
+    answers = []
+    with http_endpoint(lambda: server) as port:
+        first = threading.Thread(target=lambda: answers.append(raw(port, post(call, headers=headers))))
+        first.start()
+        assert entered.wait(TIMEOUT)  # the first body (~22 MB parsed) is held while its tool runs
+        status, _, body = head_and_body(raw(port, post(call, headers=headers)))
+        release.set()
+        first.join(TIMEOUT)
+        again = head_and_body(raw(port, post(call, headers=headers)))
+    assert (status, json.loads(body)["error"]["code"]) == ("HTTP/1.1 503 Service Unavailable", -32603)
+    assert "MAX_PARSED_IN_FLIGHT" in json.loads(body)["error"]["message"]
+    assert [json.loads(head_and_body(answer)[2])["result"]["content"][0]["text"] for answer in answers] == ["300000"]
+    assert json.loads(again[2])["result"]["content"][0]["text"] == "300000"  # served once the first let go
