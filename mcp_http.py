@@ -52,6 +52,7 @@ KEEPALIVE_S = 15  # an open event stream with nothing to say gets a comment line
 STREAM_WRITE_S = 2  # a listen stream whose client reads nothing for this long is dropped: others never wait on it
 REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, headers, body) within this
 MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
+MAX_STREAMS = 64  # listen streams open at once: half the connections, so that the rest serve short requests
 BUSY_S = 60  # a connection that waits this long for one of them to close is closed itself: every one is busy
 SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
@@ -265,6 +266,8 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
     else:
         raise TypeError("http_server takes mcp_full's MCPServer, or a function that makes each session's server")
     arriving = {}  # connection -> the moment by which its next request must have arrived whole
+    arriving_lock = threading.Lock()  # connections' threads add and remove; the watchdog and accept look at it all
+    streams = Budget(MAX_STREAMS)  # listen streams open
     in_flight = Budget(MAX_PARSED_IN_FLIGHT)  # what the bodies being served hold, parsed
     dates = {}  # a second -> its Date header, formatted once a second rather than for every response
 
@@ -299,13 +302,20 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
 
         def handle_one_request(self):
             """Read and serve one request; the wait for it and its arrival, headers and body, are bounded together."""
-            arriving[self.connection] = time.monotonic() + REQUEST_S  # the watchdog cuts a connection past it
-            self.held = 0  # bytes of in_flight this request holds
+            with arriving_lock:  # the watchdog cuts a connection past it; a first request's time counts from accept
+                arriving.setdefault(self.connection, time.monotonic() + REQUEST_S)
+            self.held, self.streaming = 0, False  # bytes of in_flight this request holds; whether it holds a stream
             try:
                 super().handle_one_request()
             finally:
-                arriving.pop(self.connection, None)
+                self.arrived()
                 in_flight.give(self.held)
+                streams.give(1 if self.streaming else 0)
+
+        def arrived(self):
+            """This connection's request came whole (or never will): no deadline, and no longer idle, from now on."""
+            with arriving_lock:
+                arriving.pop(self.connection, None)
 
         def parse_request(self) -> bool:
             """Read the request line and the header lines by hand (RFC 9112): http.server's own reader, built on
@@ -354,7 +364,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 return  # the body never came whole: the client went away, or the watchdog cut it off
             if not self.hold(parsed_size(body) - len(body)):
                 return
-            arriving.pop(self.connection, None)  # arrived: serving it may take as long as its tool needs
+            self.arrived()  # serving it may take as long as its tool needs
             try:
                 message = parse(body)  # once the body is read, the connection is reusable
             except RPCError as exc:
@@ -439,6 +449,12 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             if message.get("method") == "subscriptions/listen" and not events_accepted:  # it would be kept, unheard
                 return self.respond(406, error_response(message.get("id"), INVALID_REQUEST,
                                                         "subscriptions/listen answers on an event stream: accept text/event-stream"))
+            if message.get("method") == "subscriptions/listen":
+                self.streaming = streams.take(1)
+                if not self.streaming:
+                    return self.respond(503, error_response(message.get("id"), INTERNAL_ERROR,
+                                                            f"{MAX_STREAMS} listen streams are open, as many as may be "
+                                                            "(MAX_STREAMS): try again later"))
             stream = HttpStream(self, events_accepted, message.get("method") == "subscriptions/listen")
             if stream.ended:  # a listen stream: its writes come from whoever changes a list, and may never wait long
                 self.connection.settimeout(STREAM_WRITE_S)
@@ -595,17 +611,29 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 raise
 
         def process_request(self, request, client_address):
-            # Full: stop accepting until a connection closes (the others wait in the listen queue): an idle one
-            # is cut off within REQUEST_S. A wait of BUSY_S means every connection is busy: give up on this one.
-            if not self.open_connections.acquire(timeout=BUSY_S):
-                request.close()
-                return
+            # Full: the connection waiting the longest for its next request is cut to make room, so that idle
+            # sockets lock nobody out; with none waiting, stop accepting until a connection closes (the others wait
+            # in the listen queue). A wait of BUSY_S means every connection is busy: give up on this one.
+            if not self.open_connections.acquire(blocking=False):
+                with arriving_lock:
+                    idlest = min(arriving, key=arriving.get, default=None)
+                    arriving.pop(idlest, None)
+                if idlest is not None:
+                    with contextlib.suppress(OSError):  # closed already
+                        idlest.shutdown(socket.SHUT_RDWR)
+                if not self.open_connections.acquire(timeout=BUSY_S):
+                    request.close()
+                    return
+            with arriving_lock:
+                arriving[request] = time.monotonic() + REQUEST_S  # idle from now on: cut first, the earliest accepted
             super().process_request(request, client_address)
 
         def process_request_thread(self, request, client_address):
             try:
                 super().process_request_thread(request, client_address)
             finally:
+                with arriving_lock:
+                    arriving.pop(request, None)  # a connection that ended before its first request was read
                 self.open_connections.release()
 
         def handle_error(self, request, client_address):
@@ -619,13 +647,13 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             while not self.closing:
                 time.sleep(0.25)
                 now = time.monotonic()
-                for connection, deadline in list(arriving.items()):
-                    if now > deadline:
-                        arriving.pop(connection, None)
-                        try:
-                            connection.shutdown(socket.SHUT_RDWR)
-                        except OSError:
-                            pass  # closed already
+                with arriving_lock:
+                    late = [connection for connection, deadline in arriving.items() if now > deadline]
+                    for connection in late:
+                        del arriving[connection]
+                for connection in late:
+                    with contextlib.suppress(OSError):  # closed already
+                        connection.shutdown(socket.SHUT_RDWR)
 
         def server_close(self):
             self.closing = True

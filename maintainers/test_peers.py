@@ -470,3 +470,46 @@ def test_bodies_being_served_hold_at_most_the_parsed_limit_and_the_next_is_told_
     assert "MAX_PARSED_IN_FLIGHT" in json.loads(body)["error"]["message"]
     assert [json.loads(head_and_body(answer)[2])["result"]["content"][0]["text"] for answer in answers] == ["300000"]
     assert json.loads(again[2])["result"]["content"][0]["text"] == "300000"  # served once the first let go
+
+
+def a_second_client_is_served(port: int) -> float:
+    """How long a new client takes to initialize and call a tool (TimeoutError past TIMEOUT)."""
+    started = time.monotonic()
+    client = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
+    client.initialize()
+    assert client.call_tool("add", {"x": 2, "y": 3})["content"] == [{"type": "text", "text": "5"}]
+    took = time.monotonic() - started
+    client.close()
+    return took
+
+
+def test_three_hundred_idle_sockets_lock_no_one_out():
+    # Row 2: 128 idle connections took every slot, and the rest waited in the listen queue, so a new client waited
+    # REQUEST_S (30 s) for one to be cut. Now, when the slots are full, the connection idle the longest is cut.
+    with http_endpoint() as port:
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) for _ in range(300)]
+        try:
+            assert a_second_client_is_served(port) < 1.0
+        finally:
+            for conn in idle:
+                conn.close()
+
+
+def test_a_hundred_and_twenty_eight_listen_streams_lock_no_one_out():
+    # Row 2: each listen stream holds its connection for as long as it lasts; 128 held every slot. Now streams may
+    # hold at most MAX_STREAMS (64, half the slots); one more is refused 503, and its connection is idle, so cut.
+    with http_endpoint() as port:
+        conns, refused = [], 0
+        try:
+            for _ in range(128):
+                conns.append(socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT))
+                conns[-1].sendall(post(LISTEN, headers={**LISTEN_HEADERS, "Connection": "keep-alive"}))
+                received = b""
+                while b"acknowledged" not in received and not (b"\r\n\r\n" in received and b" 503 " in received):
+                    received += conns[-1].recv(65536)
+                refused += b" 503 " in received
+            assert refused == 128 - mcp_http.MAX_STREAMS
+            assert a_second_client_is_served(port) < 1.0
+        finally:
+            for conn in conns:
+                conn.close()
