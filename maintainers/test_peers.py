@@ -513,3 +513,38 @@ def test_a_hundred_and_twenty_eight_listen_streams_lock_no_one_out():
         finally:
             for conn in conns:
                 conn.close()
+
+
+TAPPED = """import sys, tracemalloc
+sys.path.insert(0, sys.argv[1])
+import tap
+tracemalloc.start()
+with open(sys.argv[2], "a", encoding="utf-8") as log:
+    code = tap.tap([sys.executable, "-c", "import shutil, sys; shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)"], log)
+sys.stderr.write(f"{code} {tracemalloc.get_traced_memory()[1]}")
+"""
+
+
+def test_a_long_line_through_the_tap_is_held_about_once_not_five_times(tmp_path):
+    # Row 15: a 64 MB line was held some five times at once (the line joined, decoded, formatted, joined, encoded:
+    # 342 MB peak). Now the line begun is kept once, and logged a MiB at a time. 16 MB here, each way: the echo
+    # server sends it back, so both directions may hold one at once.
+    line = b'{"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "' + b"\xc3\xa9" * 8_000_000 + b'"}}'
+    tap = subprocess.Popen([sys.executable, "-c", TAPPED, str(HERE), str(tmp_path / "wire.log")],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    echoed = []
+    reader = threading.Thread(target=lambda: echoed.append(tap.stdout.read()), daemon=True)
+    reader.start()
+    try:
+        tap.stdin.write(line + b"\n")
+        tap.stdin.close()
+        reader.join(6 * TIMEOUT)
+        code, peak = map(int, tap.stderr.read().split())
+        assert (code, echoed) == (0, [line + b"\n"])
+    finally:
+        tap.kill()
+        tap.wait()
+        tap.stdout.close()
+        tap.stderr.close()
+    assert (tmp_path / "wire.log").read_bytes() == "→ ".encode() + line + b"\n" + "← ".encode() + line + b"\n"
+    assert peak < 3 * len(line), peak
