@@ -5,6 +5,8 @@ Each test is bounded by TIMEOUT and runs on loopback; none sleeps to let a threa
 
 import contextlib
 import json
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -14,6 +16,7 @@ import tracemalloc
 
 import pytest
 
+import board
 import mcp_full
 import mcp_http
 import server_demo
@@ -548,3 +551,104 @@ def test_a_long_line_through_the_tap_is_held_about_once_not_five_times(tmp_path)
         tap.stderr.close()
     assert (tmp_path / "wire.log").read_bytes() == "→ ".encode() + line + b"\n" + "← ".encode() + line + b"\n"
     assert peak < 3 * len(line), peak
+
+
+STUBBORN = """import os, sys, time
+open(sys.argv[1], "w").write(str(os.getpid()))
+while True:  # reads nothing, so the end of its stdin never stops it; says a line now and then
+    print("tick", flush=True)
+    time.sleep(0.05)
+"""
+
+
+def a_board_before_a_stubborn_server(tmp_path, stdout) -> tuple:
+    """board.py in front of a server that only stops when stopped: (the board's process, the server's pid)."""
+    pid_file = tmp_path / "server.pid"
+    board = subprocess.Popen([sys.executable, str(HERE / "board.py"), "--", sys.executable, "-c", STUBBORN,
+                              str(pid_file)], stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.PIPE)
+    assert board.stderr.readline().startswith(b"board: http://127.0.0.1:")
+    wait_until(lambda: pid_file.exists() and pid_file.read_text(), "the server to start")
+    return board, int(pid_file.read_text())
+
+
+def gone(pid: int) -> bool:
+    """Whether no process has this pid any more (a zombie still has it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "the host closes its side"])
+def test_when_the_board_stops_or_its_host_goes_its_server_stops_too(tmp_path, stop):
+    # Row 14: SIGTERM killed the board and left its server running; a host gone left both waiting on each other.
+    board, server = a_board_before_a_stubborn_server(tmp_path, subprocess.PIPE)
+    try:
+        if stop == "SIGTERM":
+            board.send_signal(signal.SIGTERM)
+        else:
+            board.stdout.close()  # the board's next write of the server's ticks fails
+        assert board.wait(TIMEOUT) == 128 + signal.SIGTERM  # the board's own SIGTERM, or its server's, as a shell says
+        assert gone(server)
+        assert b"Traceback" not in board.stderr.read()
+    finally:
+        board.kill()
+        board.wait()
+        board.stderr.close()
+        if not gone(server):
+            os.kill(server, signal.SIGKILL)
+
+
+def test_a_taken_port_gives_the_board_one_line_not_a_traceback():
+    # Row 14: --port of a port in use printed http.server's traceback; now one line, and exit status 2.
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        run = subprocess.run([sys.executable, str(HERE / "board.py"), "--port", str(port), "--", sys.executable, "-c", ""],
+                             capture_output=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    assert (run.returncode, run.stderr.decode()) == (2, f"board: cannot serve the page on 127.0.0.1:{port}: "
+                                                        "Address already in use\n")
+
+
+@contextlib.contextmanager
+def board_page():
+    """board.serve for a new session, on a free port; yields the port."""
+    httpd = board.serve(board.Session(), 0)
+    try:
+        yield httpd.server_address[1]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_a_bracket_in_host_gets_the_boards_page_a_400_not_a_traceback(capfd):
+    # Row 14: urlsplit refuses "[" that opens no IPv6 address; the board's page said so with a traceback on stderr.
+    with board_page() as port:
+        answer = raw(port, b"GET / HTTP/1.1\r\nHost: [\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.0 400 ") and "Traceback" not in capfd.readouterr().err
+
+
+def test_an_idle_connection_to_the_boards_page_is_closed(monkeypatch):
+    # Row 20: a connection that never sent a request was kept open forever, a thread with it; now PAGE_IDLE_S (10 s,
+    # here half a second) closes it.
+    monkeypatch.setattr(board, "PAGE_IDLE_S", 0.5)
+    with board_page() as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as idle:
+            assert idle.recv(1) == b""  # closed; TIMEOUT would raise first
+
+
+def test_the_board_keeps_a_bounded_number_of_bytes_and_says_when_it_stops(monkeypatch):
+    # Row 14: the board kept every line, and every line's event (472 MB for 224 MB of traffic). Now it keeps
+    # MAX_KEPT_BYTES (64 MiB; 1 MiB here) of lines, then one banner, and nothing more; the relay goes on.
+    monkeypatch.setattr(board, "MAX_KEPT_BYTES", 1024 * 1024)
+    session = board.Session()
+    tracemalloc.start()
+    try:
+        for i in range(10_000):  # some 10 MB, each line a new object, as the relay's are
+            session.record_lines("→", [json.dumps(request(i, "ping", {"pad": "x" * 1000})).encode()])
+        session.catch_up()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert session.board.events[-1]["label"].startswith("the board keeps no more lines (")
+    assert peak < 8 * 1024 * 1024, peak
