@@ -652,3 +652,24 @@ def test_the_board_keeps_a_bounded_number_of_bytes_and_says_when_it_stops(monkey
         tracemalloc.stop()
     assert session.board.events[-1]["label"].startswith("the board keeps no more lines (")
     assert peak < 8 * 1024 * 1024, peak
+
+
+def test_a_list_read_while_another_thread_adds_to_it_is_always_whole():
+    # Row 12: reading a list iterated the shared catalog while another thread added to it: about 1 in 2,000
+    # listings failed with "dictionary changed size during iteration". Now both hold the catalog's lock.
+    server = server_demo.make_server()
+    failed, done = [], threading.Event()
+
+    def keep_listing():
+        while not done.is_set():
+            reply = server.handle(request(1, "tools/list", {"_meta": META}))
+            failed.extend([reply["error"]["message"]] if "error" in reply else [])
+    lister = threading.Thread(target=keep_listing)
+    lister.start()
+    try:
+        for i in range(20_000):
+            server.add_tool(f"t{i}", lambda: i, "A tool.")
+    finally:
+        done.set()
+        lister.join(TIMEOUT)
+    assert failed == []
