@@ -58,7 +58,7 @@ SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
 MAX_HEADERS = 100  # header lines in a request or a response, each MAX_HEADER_LINE bytes at most (http.server's bounds)
 MAX_HEADER_LINE = 65536
-MAX_PARSED_IN_FLIGHT = 256 * 1024 * 1024  # bodies being served at once, as parsed (parsed_size): more is 503 for now
+MAX_PARSED_IN_FLIGHT = 256 * 1024 * 1024  # what the bodies being served hold at once, parsed (parsed_size); past it, 503
 
 
 def header_value(text: str) -> str:
@@ -184,11 +184,9 @@ class HttpStream:
 
     @property
     def closed(self) -> bool:
-        """Whether the client has gone: a write failed, or the connection was reset.
-
-        End of file on read is no proof: a client may half-close once its request is sent and still read the
-        answer. On an event stream one comment then tells the two apart: a closed socket answers it with a reset.
-        """
+        """Whether the client has gone: a write failed, or the connection was reset (an end of file alone is no proof)."""
+        # A client may half-close once its request is sent and still read the answer. On an event stream one
+        # comment tells the two apart: a closed socket answers it with a reset.
         if not self.gone and self.started and not self.probed and self.handler.client_gone() == "end of file":
             self.probed = True
             self.send_comment(b":\n\n")
@@ -218,16 +216,13 @@ def read_head(reader) -> dict:
 
 
 def parsed_size(body: bytes) -> int:
-    """About the bytes json.loads makes of body: each object or array ~64, each string ~50, each item's slot 8.
-
-    A 4 MiB body of {}s parses to some 100 MB: what a request holds while its tool runs is this, not its length.
-    """
+    """About the bytes json.loads makes of body: each object or array ~64, each string ~50, each item's slot 8."""
+    # A 4 MiB body of {}s parses to some 100 MB: what a request holds while its tool runs is this, not its length.
     return len(body) + 64 * (body.count(b"{") + body.count(b"[")) + 25 * body.count(b'"') + 8 * body.count(b",")
 
 
 class Budget:
-    """Bytes the requests being served may hold at once; a request that would pass the limit waits outside (503).
-    A request alone is always let in: the limit bounds crowds, it refuses no one message."""
+    """What the requests being served may hold at once, counted; a request alone is always let in (it bounds crowds)."""
 
     def __init__(self, limit: int):
         self.limit, self.used, self.lock = limit, 0, threading.Lock()
@@ -690,6 +685,7 @@ class DeadlineSocketIO(socket.SocketIO):
         self.sock, self.connection = sock, connection
 
     def readinto(self, buffer) -> int:
+        """socket.SocketIO's, waiting no longer than the connection's deadline allows; TimeoutError past it."""
         left = self.connection.deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError(f"the response did not come whole in {self.connection.timeout} s")
