@@ -262,6 +262,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
         raise TypeError("http_server takes mcp_full's MCPServer, or a function that makes each session's server")
     arriving = {}  # connection -> the moment by which its next request must have arrived whole
     arriving_lock = threading.Lock()  # connections' threads add and remove; the watchdog and accept look at it all
+    handed_over = set()  # connections cut to make room, whose slots went to the connections they made room for
     streams = Budget(MAX_STREAMS)  # listen streams open
     in_flight = Budget(MAX_PARSED_IN_FLIGHT)  # what the bodies being served hold, parsed
     dates = {}  # a second -> its Date header, formatted once a second rather than for every response
@@ -613,10 +614,12 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 with arriving_lock:
                     idlest = min(arriving, key=arriving.get, default=None)
                     arriving.pop(idlest, None)
+                    if idlest is not None:
+                        handed_over.add(idlest)  # its slot is this one's now: a crowd of idle sockets is cut at once
                 if idlest is not None:
                     with contextlib.suppress(OSError):  # closed already
                         idlest.shutdown(socket.SHUT_RDWR)
-                if not self.open_connections.acquire(timeout=BUSY_S):
+                elif not self.open_connections.acquire(timeout=BUSY_S):
                     request.close()
                     return
             with arriving_lock:
@@ -629,7 +632,10 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             finally:
                 with arriving_lock:
                     arriving.pop(request, None)  # a connection that ended before its first request was read
-                self.open_connections.release()
+                    cut = request in handed_over
+                    handed_over.discard(request)
+                if not cut:  # (a connection cut to make room gave its slot to the one it made room for)
+                    self.open_connections.release()
 
         def handle_error(self, request, client_address):
             """A connection's thread raised: a client that went away is nothing to tell; a bug is told on stderr."""
