@@ -6,6 +6,7 @@ Each test is bounded by TIMEOUT and runs on loopback; none sleeps to let a threa
 import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -492,6 +493,8 @@ def test_three_hundred_idle_sockets_lock_no_one_out():
     with http_endpoint() as port:
         idle = [socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) for _ in range(300)]
         try:
+            # The 300th accepted cuts the 172nd oldest: the server has taken the whole crowd in, and holds 128 of it.
+            wait_until(lambda: select.select([idle[299 - mcp_http.MAX_CONNECTIONS]], [], [], 0)[0], "the crowd taken in")
             assert a_second_client_is_served(port) < 1.0
         finally:
             for conn in idle:
