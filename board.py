@@ -23,6 +23,7 @@ Directions are the tap's: "→" host to server, "←" server to host.
 import json
 import os
 import shlex
+import signal
 import sys
 import threading
 import time
@@ -31,6 +32,7 @@ from mcp_full import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_
 from mcp_http import LOCAL_NAMES
 from mcp_min import RPCError, error_response, valid_id
 from mcp_stdio import MAX_MESSAGE_BYTES, parse
+from tap import stop_server
 
 HOST, SERVER = "→", "←"
 DEFAULT_TIMEOUT = 10.0  # seconds a request may wait before the board flags it (the lab's client waits 30)
@@ -39,6 +41,9 @@ SHOWN_CHARS = 100_000  # a longer line reaches the page cut to this many charact
 VIEW_INTERVAL = 0.05  # seconds: a page is updated at most 20 times a second, so watching costs the relay little
 VIEW_BATCH = 500  # lines read for a page at one time (at most 10,000 a second): a burst is shown late, not slowly
 SUMMARY_LIMIT = 20_000  # lines: past this, the board reads no session at its end (nobody watched it anyway)
+MAX_KEPT_LINES = 100_000  # lines the board keeps for its page; later ones are passed on, logged, and not kept
+MAX_KEPT_BYTES = 64 * 1024 * 1024  # nor more than this many bytes of them (a board holds about twice this, parsed)
+PAGE_IDLE_S = 10  # a connection to the page that sends no request for this long is closed
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 1. The rules ----
@@ -183,6 +188,10 @@ class Board:
         added = self.end(t) if len(self.events) > self.first and self.ended is None else []
         self._reset()
         return added + [self._add({"t": t, "dir": "", "kind": "session", "label": title, "line": "", "flags": []})]
+
+    def full(self, text: str, t: float) -> list:
+        """The board keeps no more lines (Session.keeps): a banner says so, where it happened."""
+        return [self._add({"t": t, "dir": "", "kind": "session", "label": text, "line": "", "flags": []})]
 
     def tick(self, now: float) -> list:
         """Flag each request that has waited longer than the timeout, at the moment it did; the events added."""
@@ -584,6 +593,7 @@ class Session:
         self.viewers = 0
         self.ended_at = None
         self.card = None  # a report card (report_card.py --board): sent to the page with the session's end
+        self.kept = 0  # bytes of the lines kept
 
     def now(self) -> float:
         """Seconds since the session began."""
@@ -593,7 +603,8 @@ class Session:
         """Keep one line the relay passed; a line longer than the lab reads is kept cut, with its size."""
         if len(line) > MAX_MESSAGE_BYTES:
             line, note = line[:SHOWN_CHARS], {**(note or {}), "size": len(line)}
-        self.records.append((self.now(), direction, line, note))
+        if self.keeps(len(line)):
+            self.records.append((self.now(), direction, line, note))
         if self.viewers:
             self.wake()
 
@@ -603,10 +614,22 @@ class Session:
         for line in lines:
             if len(line) > MAX_MESSAGE_BYTES:
                 self.record(direction, line)
-            else:
+            elif self.keeps(len(line)):
                 self.records.append((t, direction, line, None))
         if self.viewers and lines:
             self.wake()
+
+    def keeps(self, size: int) -> bool:
+        """Whether one more line of size bytes is kept: past MAX_KEPT_LINES or MAX_KEPT_BYTES, a note says so once,
+        and the board keeps nothing more (the relay passes and logs every line all the same)."""
+        if self.kept + size <= MAX_KEPT_BYTES and len(self.records) < MAX_KEPT_LINES:
+            self.kept += size
+            return True
+        if self.kept <= MAX_KEPT_BYTES:
+            self.kept = MAX_KEPT_BYTES + 1  # the note goes in once
+            self.records.append((self.now(), "full", f"the board keeps no more lines ({len(self.records)} lines, "
+                                 f"{MAX_KEPT_BYTES // 1024 // 1024} MiB at most): the rest pass, logged, unseen here", None))
+        return False
 
     def begin(self, title: str):
         """A new session begins on this board (client_demo.py --board)."""
@@ -632,6 +655,8 @@ class Session:
                 self.fed += 1
                 if direction == "session":
                     self.board.begin(line, t)
+                elif direction == "full":
+                    self.board.full(line, t)
                 else:
                     self.board.feed(direction, line, t, note)
             if self.fed < len(self.records):
@@ -909,12 +934,17 @@ def serve(session: Session, port: int = 0):
     import http.server, urllib.parse  # only when a board is served
 
     class Handler(http.server.BaseHTTPRequestHandler):
+        timeout = PAGE_IDLE_S  # each read and write waits this long at most: an idle connection is closed
+
         def log_message(self, format, *args):
             pass  # stderr belongs to the host's log
 
         def do_GET(self):
-            host = urllib.parse.urlsplit("//" + self.headers.get("Host", "")).hostname
-            path = urllib.parse.urlsplit(self.path).path
+            try:
+                host = urllib.parse.urlsplit("//" + self.headers.get("Host", "")).hostname
+                path = urllib.parse.urlsplit(self.path).path
+            except ValueError:  # "[" that opens no IPv6 address, say
+                return self.reply(400, "text/plain", b"Host or the target cannot be read as a URL's part")
             if host not in LOCAL_NAMES:  # a DNS-rebinding page must not read the session
                 self.reply(403, "text/plain", b"the board answers only local names")
             elif path == "/":
@@ -1076,11 +1106,21 @@ def relay(command: list, session: Session, log=None, fault: Fault | None = None)
     threading.Thread(target=upstream, daemon=True).start()
     try:
         pump(child.stdout.fileno(), 1, SERVER)
-    except OSError:
-        pass  # the host is gone: nothing more can reach it
+    except OSError:  # the host is gone: nothing more can reach it, and the server must not outlive the board
+        print("board: the host closed its side of the pipe; stopping the server", file=sys.stderr)
+        stop_server(child)
+    except BaseException:  # SIGTERM (terminated) or Ctrl-C: the server stops with the board
+        stop_server(child)
+        raise
     for timer in timers:
         timer.join()  # a held response still goes out, late, before the board ends
-    return child.wait()
+    code = child.wait()
+    return 128 - code if code < 0 else code  # killed by signal N: 128 + N, as the tap and a shell say
+
+
+def terminated(signum: int, frame):
+    """SIGTERM: end the board as Ctrl-C would (the relay stops the server on its way out); exit 128 + signum."""
+    raise SystemExit(128 + signum)
 
 
 def release_stdout():
@@ -1140,7 +1180,12 @@ def main(argv: list | None = None) -> int:
     about = {"command": shlex.join(command), "fault": fault and fault.name,
              "fault_text": fault and FAULTS[fault.name][0], "timeout": timeout}
     session = Session(timeout, about)
-    httpd = serve(session, port)
+    try:
+        httpd = serve(session, port)
+    except OSError as exc:  # the port is taken, say: one line, not a traceback
+        print(f"board: cannot serve the page on 127.0.0.1:{port}: {exc.strerror}", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, terminated)
     print(f"board: {url_of(httpd)}", file=sys.stderr, flush=True)
     try:
         if options["--log"]:

@@ -502,6 +502,8 @@ class Transport:
         """
         if "method" not in message:
             return None
+        if not isinstance(message["method"], str) or not isinstance(message.get("params", {}), dict):
+            return None  # not a message this client can read; a notification gets no answer, nor does this
         if is_notification(message):
             with self._received:
                 self.notifications.append(message)
@@ -525,7 +527,8 @@ class Transport:
         """Take the acknowledgement of the listen stream listen_id out of the notifications received, if there."""
         with self._received:
             for message in self.notifications:
-                meta = (message.get("params") or {}).get("_meta") or {}
+                meta = message.get("params", {}).get("_meta")
+                meta = meta if isinstance(meta, dict) else {}
                 if message["method"] == "notifications/subscriptions/acknowledged" and meta.get(SUBSCRIPTION_ID_KEY) == listen_id:
                     self.notifications.remove(message)
                     return message
@@ -575,6 +578,7 @@ class MCPServer(mcp_min.MCPServer):
         self.on_send = None  # set by a transport that delivers a notification before the response is ready
         # 8. Transports call handle() from several threads at once: _lock guards what follows, and the outbox.
         self._lock = threading.Lock()
+        self._catalog = threading.RLock()  # held to change the catalog, or to read a list of it: shared by its sessions
         self._running = {}  # request id -> its Context, so that notifications/cancelled reaches it
         self._waiting = {}  # id of a request this server sent -> the queue its response is put in
         self._last_request_id = 0
@@ -743,21 +747,38 @@ class MCPServer(mcp_min.MCPServer):
         result = super()._initialize(params)
         return result | ({"instructions": self.instructions} if self.instructions else {})
 
+    # Each list is read under the catalog's lock: another thread adding to it meanwhile would end the reading
+    # with "dictionary changed size during iteration" (8).
+
     def _list_tools(self, params: dict) -> dict:
         # tools/list {cursor?}
-        return self._page("tools", super()._list_tools(params)["tools"], params)
+        with self._catalog:
+            tools = super()._list_tools(params)["tools"]
+        return self._page("tools", tools, params)
 
     def _list_resources(self, params: dict) -> dict:
         # resources/list {cursor?}
-        return self._page("resources", super()._list_resources(params)["resources"], params)
+        with self._catalog:
+            resources = super()._list_resources(params)["resources"]
+        return self._page("resources", resources, params)
 
     def _list_prompts(self, params: dict) -> dict:
         # prompts/list {cursor?}
-        return self._page("prompts", super()._list_prompts(params)["prompts"], params)
+        with self._catalog:
+            prompts = super()._list_prompts(params)["prompts"]
+        return self._page("prompts", prompts, params)
 
     def _list_templates(self, params: dict) -> dict:
         # resources/templates/list {cursor?}
-        return self._page("resourceTemplates", [template["spec"] for template in self.templates.values()], params)
+        with self._catalog:
+            templates = [template["spec"] for template in self.templates.values()]
+        return self._page("resourceTemplates", templates, params)
+
+    def _offer(self, offered: dict, key: str, entry: dict, listed: str, notify: bool, replace: bool):
+        """mcp_min's, under the catalog's lock: no list being read changes under it (its list_changed is told
+        under it too, so a client that lists after the notification sees the change)."""
+        with self._catalog:
+            super()._offer(offered, key, entry, listed, notify, replace)
 
     def _page(self, key: str, items: list, params: dict) -> dict:
         """One page of a */list result: from the cursor on, with nextCursor while more remain."""
@@ -873,6 +894,7 @@ class MCPServer(mcp_min.MCPServer):
                            page_size=self.page_size)
         other.tools, other.resources, other.templates, other.prompts = self.tools, self.resources, self.templates, self.prompts
         other._sharing = self._sharing  # one list for the whole catalog: a change to it is told to every session
+        other._catalog = self._catalog  # and one lock for it
         self._sharing[:] = [ref for ref in self._sharing if ref() is not None] + [weakref.ref(other)]
         return other
 
@@ -1095,6 +1117,36 @@ def with_context(fn, ctx_name: str | None, requires: tuple = ()):
 # caches a 2026-07-28 server says how long to keep, and a listen stream (8).
 # ---------------------------------------------------------------------------------------------------
 
+# What the client reads in a result, and the type each must have: a server that sends something else gets one
+# RPCError naming it, never a KeyError from deep inside the client. A required key is marked by its method.
+RESULT_KEYS = {"initialize": ("protocolVersion", "capabilities", "serverInfo"), "tools/list": ("tools",),
+               "resources/list": ("resources",), "prompts/list": ("prompts",),
+               "resources/templates/list": ("resourceTemplates",)}
+RESULT_TYPES = {"protocolVersion": str, "capabilities": dict, "serverInfo": dict, "supportedVersions": list,
+                "tools": list, "resources": list, "prompts": list, "resourceTemplates": list, "nextCursor": str,
+                "ttlMs": (int, float), "_meta": dict, "resultType": str, "inputRequests": dict, "requestState": str}
+ITEM_KEYS = {"tools": "name", "prompts": "name", "resources": "uri", "resourceTemplates": "uriTemplate"}
+TYPE_NAMES = {str: "a string", dict: "an object", list: "a list", (int, float): "a number"}
+
+
+def result_problem(method: str, result: dict) -> str | None:
+    """What in a result this client could not use (a list that is not a list, say), or None."""
+    for key in RESULT_KEYS.get(method, ()):
+        if key not in result:
+            return f"{key} is missing"
+    for key, kind in RESULT_TYPES.items():
+        if key in result and (not isinstance(result[key], kind) or isinstance(result[key], bool)):
+            return f"{key} must be {TYPE_NAMES[kind]}"
+    for key, name in ITEM_KEYS.items():
+        for at, item in enumerate(result.get(key, [])):
+            if not isinstance(item, dict) or not isinstance(item.get(name), str):
+                return f"{key}[{at}] must be an object with a string {name}"
+    for key, question in result.get("inputRequests", {}).items():
+        if not isinstance(question, dict) or not isinstance(question.get("method"), str):
+            return f"inputRequests.{key} must be an object with a string method"
+    return None
+
+
 class MCPClient(mcp_min.MCPClient):
     """A client over any transport: request ids count up from 1, and tools_cache is kept fresh.
 
@@ -1128,7 +1180,11 @@ class MCPClient(mcp_min.MCPClient):
         if self.era == "stateless" or method == "server/discover":
             params = self.with_meta(dict(params or {}))
         with self._turn:  # (reentrant: a callback answering the server's question may ask the server in turn)
-            return super().request(method, params)
+            result = super().request(method, params)
+        problem = result_problem(method, result)
+        if problem:
+            raise RPCError(INTERNAL_ERROR, f"malformed response to {method}: {problem}", result)
+        return result
 
     def initialize(self, protocol_version: str = HANDSHAKE_VERSIONS[0]) -> dict:
         """mcp_min's handshake; the session is in the handshake era."""
@@ -1246,7 +1302,8 @@ class MCPClient(mcp_min.MCPClient):
         try:
             return self.discover()
         except RPCError as exc:
-            supported = exc.data.get("supported", []) if isinstance(exc.data, dict) else []
+            supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
+            supported = supported if isinstance(supported, list) else []  # a string would match by its letters
             if exc.code != UNSUPPORTED_PROTOCOL_VERSION or STATELESS_VERSIONS[0] not in supported:
                 raise
             return self.discover()
@@ -1310,9 +1367,11 @@ class MCPClient(mcp_min.MCPClient):
             message = request(self.next_id, "subscriptions/listen", self.with_meta({"notifications": filter}))
             self.next_id += 1
             ack = self.transport.listen(message)
-        if ack is None or "error" in ack:
-            error = (ack or {}).get("error", {"code": INTERNAL_ERROR, "message": "no acknowledgement"})
-            raise RPCError(error.get("code"), error.get("message"), error.get("data"))
+        if isinstance(ack, dict) and mcp_min.malformed(ack) is None and "error" in ack:
+            raise RPCError(ack["error"]["code"], ack["error"]["message"], ack["error"].get("data"))
+        params = ack.get("params") if isinstance(ack, dict) else None
+        if not isinstance(params, dict) or not isinstance(params.get("notifications"), dict):
+            raise RPCError(INTERNAL_ERROR, f"no acknowledgement of subscriptions/listen: {str(ack)[:100]}")
         self.listening = message
         return ack["params"]["notifications"]
 

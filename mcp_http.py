@@ -32,8 +32,9 @@ import urllib.parse
 import mcp_full
 from mcp_min import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RPCError, \
     error_response, is_notification, notification, report, say
-from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MISSING_CLIENT_CAPABILITY, PROTOCOL_VERSION_KEY,
-                      PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION, Transport, header_name, is_stateless)
+from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MAX_KEPT_NOTIFICATIONS, MISSING_CLIENT_CAPABILITY,
+                      PROTOCOL_VERSION_KEY, PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION, Transport, header_name,
+                      is_stateless)
 from mcp_stdio import MAX_MESSAGE_BYTES, encode, parse, same_id
 
 HEADER_MISMATCH = -32020  # 2026-07-28 over HTTP: a header disagrees with the body (spec 2026-07-28, basic, "Error Codes")
@@ -53,6 +54,7 @@ STREAM_WRITE_S = 2  # a listen stream whose client reads nothing for this long i
 REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, headers, body) within this
 MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
 MAX_GET_STREAMS = 32  # GET streams open at once (each holds a connection as long as it lasts): more are 503
+MAX_STREAMS = 64  # listen streams open at once: half the connections, so that the rest serve short requests
 BUSY_S = 60  # a connection that waits this long for one of them to close is closed itself: every one is busy
 SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
@@ -66,6 +68,7 @@ REPLAY_STREAM_BYTES = 1 << 20  # and at most this much of one stream's events, t
 REPLAY_BYTES = 32 << 20  # and at most this much of the whole server's
 RETRY_CAP_S = 10  # a client waits the retry it is told, or RETRY_MS untold, but never longer than this (or its timeout)
 MAX_RESUMES = 20  # times a client reconnects to one stream: a server that keeps closing it is given up on
+MAX_PARSED_IN_FLIGHT = 256 * 1024 * 1024  # what the bodies being served hold at once, parsed (parsed_size); past it, 503
 
 
 def header_value(text: str) -> str:
@@ -163,6 +166,7 @@ class HttpStream:
         self.lock = threading.Lock()  # one writer at a time on this connection
         self.started = False  # the event stream's headers are out
         self.gone = False  # a write failed: the client went away
+        self.probed = False  # a comment was sent to see whether an end of file was a close or a half-close
         self.ended = threading.Event() if listen else None  # set when a listen stream's response is out
         self.log, self.session_id = log, session_id  # resumable: the server's EventLog, and the session's id
         self.key = secrets.token_urlsafe(9)  # names the stream in its events' ids: "key.number"
@@ -251,12 +255,19 @@ class HttpStream:
 
     @property
     def closed(self) -> bool:
-        """Whether the client has gone: a write failed, or the connection reads as end of file (never, for a
-        resumable stream: its client may come back)."""
+        """Whether the client has gone: a write failed, or the connection was reset (an end of file alone is no
+        proof); never, for a resumable stream: its client may come back."""
         if self.log is not None:
             return False
-        return self.gone or self.handler is None or self.handler.client_gone()  # (None: its response is out)
-
+        if self.gone or self.handler is None:
+            return True  # a write failed, or its response is out (None)
+        # A client may half-close once its request is sent and still read the answer. On an event stream one
+        # comment tells the two apart: a closed socket answers it with a reset.
+        if self.started and not self.probed and self.handler.client_gone() == "end of file":
+            self.probed = True
+            self.send_comment(b":\n\n")
+        self.gone = self.handler.client_gone() == "reset"
+        return self.gone
 
 class EventLog:
     """The events of a server's session streams, kept for a client that reconnects with Last-Event-ID (2025-11-25,
@@ -344,6 +355,32 @@ def read_head(reader) -> dict:
         fields.setdefault(name.lower(), []).append(value.strip(" \t\r\n"))
 
 
+def parsed_size(body: bytes) -> int:
+    """About the bytes json.loads makes of body: each object or array ~64, each string ~50, each item's slot 8."""
+    # A 4 MiB body of {}s parses to some 100 MB: what a request holds while its tool runs is this, not its length.
+    return len(body) + 64 * (body.count(b"{") + body.count(b"[")) + 25 * body.count(b'"') + 8 * body.count(b",")
+
+
+class Budget:
+    """What the requests being served may hold at once, counted; a request alone is always let in (it bounds crowds)."""
+
+    def __init__(self, limit: int):
+        self.limit, self.used, self.lock = limit, 0, threading.Lock()
+
+    def take(self, n: int, mine: int = 0) -> bool:
+        """Hold n bytes more for a request that holds mine already, if they fit or nobody else holds any."""
+        with self.lock:
+            if self.used > mine and self.used + n > self.limit:
+                return False
+            self.used += n
+            return True
+
+    def give(self, n: int):
+        """Let go of n bytes: a request was served."""
+        with self.lock:
+            self.used -= n
+
+
 def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):
     """A Streamable HTTP server at /mcp. Call serve_forever().
 
@@ -366,6 +403,10 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
     log = EventLog()  # what the sessions' streams sent, for a client that reconnects
     get_streams = threading.BoundedSemaphore(MAX_GET_STREAMS)
     arriving = {}  # connection -> the moment by which its next request must have arrived whole
+    arriving_lock = threading.Lock()  # connections' threads add and remove; the watchdog and accept look at it all
+    handed_over = set()  # connections cut to make room, whose slots went to the connections they made room for
+    streams = Budget(MAX_STREAMS)  # listen streams open
+    in_flight = Budget(MAX_PARSED_IN_FLIGHT)  # what the bodies being served hold, parsed
     dates = {}  # a second -> its Date header, formatted once a second rather than for every response
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -415,11 +456,11 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 if problem:
                     return self.refuse(400, problem)
                 session.deliver()  # what waited in the outbox, if nothing is in flight
-                self.hold(stream)
+                self.hold_get_stream(stream)
             finally:
                 get_streams.release()
 
-        def hold(self, stream: HttpStream):
+        def hold_get_stream(self, stream: HttpStream):
             """Keep a GET's stream open until its response is out, another GET takes it over, or either side goes."""
             quiet_since = time.monotonic()
             while not stream.done.wait(0.25) and stream.handler is self and not self.server.closing:
@@ -449,10 +490,19 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
 
         def handle_one_request(self):
             """Read and serve one request; the wait for it and its arrival, headers and body, are bounded together."""
-            arriving[self.connection] = time.monotonic() + REQUEST_S  # the watchdog cuts a connection past it
+            with arriving_lock:  # the watchdog cuts a connection past it; a first request's time counts from accept
+                arriving.setdefault(self.connection, time.monotonic() + REQUEST_S)
+            self.held, self.streaming = 0, False  # bytes of in_flight this request holds; whether it holds a stream
             try:
                 super().handle_one_request()
             finally:
+                self.arrived()
+                in_flight.give(self.held)
+                streams.give(1 if self.streaming else 0)
+
+        def arrived(self):
+            """This connection's request came whole (or never will): no deadline, and no longer idle, from now on."""
+            with arriving_lock:
                 arriving.pop(self.connection, None)
 
         def parse_request(self) -> bool:
@@ -492,13 +542,17 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 return self.refuse(411, "Content-Length is required, in decimal digits")
             if int(length) > MAX_MESSAGE_BYTES:
                 return self.refuse(413, f"the body must be {MAX_MESSAGE_BYTES} bytes at most")
+            if not self.hold(int(length)):  # before the body is read, its bytes; once read, what parsing it makes
+                return
             if self.continue_expected:
                 self.handle_expect_100()  # only now: a body the server refuses is never sent
             body = self.rfile.read(int(length))
             if len(body) < int(length):
                 self.close_connection = True
                 return  # the body never came whole: the client went away, or the watchdog cut it off
-            arriving.pop(self.connection, None)  # arrived: serving it may take as long as its tool needs
+            if not self.hold(parsed_size(body) - len(body)):
+                return
+            self.arrived()  # serving it may take as long as its tool needs
             try:
                 message = parse(body)  # once the body is read, the connection is reusable
             except RPCError as exc:
@@ -525,6 +579,14 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 session = self.session()
                 if session:
                     self.serve(session.server, message, lambda reply: 200, session)
+
+        def hold(self, n: int) -> bool:
+            """Hold n more bytes of in_flight for this request; if they would pass MAX_PARSED_IN_FLIGHT, refuse 503."""
+            if in_flight.take(n, self.held):
+                self.held += n
+                return True
+            return self.refuse(503, f"the server holds all the request bodies it may at once ({MAX_PARSED_IN_FLIGHT} "
+                                    "bytes parsed, MAX_PARSED_IN_FLIGHT): try again shortly", INTERNAL_ERROR)
 
         def post_stateless(self, message):
             """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses."""
@@ -579,6 +641,12 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             if message.get("method") == "subscriptions/listen" and not events_accepted:  # it would be kept, unheard
                 return self.respond(406, error_response(message.get("id"), INVALID_REQUEST,
                                                         "subscriptions/listen answers on an event stream: accept text/event-stream"))
+            if message.get("method") == "subscriptions/listen":
+                self.streaming = streams.take(1)
+                if not self.streaming:
+                    return self.respond(503, error_response(message.get("id"), INTERNAL_ERROR,
+                                                            f"{MAX_STREAMS} listen streams are open, as many as may be "
+                                                            "(MAX_STREAMS): try again later"))
             stream = HttpStream(self, events_accepted, message.get("method") == "subscriptions/listen",
                                 log if session else None, session and session.sid)
             if stream.ended:  # a listen stream: its writes come from whoever changes a list, and may never wait long
@@ -634,13 +702,15 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 except OSError:
                     self.close_connection = True
 
-        def client_gone(self) -> bool:
-            """Whether the client closed the connection (it would read as end of file)."""
+        def client_gone(self) -> str | None:
+            """What reading the connection would say now: "end of file" (a close or a half-close), "reset", or None."""
             try:
+                if self.connection.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                    return "reset"  # after an end of file, a reset shows only here: reads go on saying end of file
                 readable = select.select([self.connection], [], [], 0)[0]
-                return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+                return "end of file" if readable and self.connection.recv(1, socket.MSG_PEEK) == b"" else None
             except OSError:
-                return True
+                return "reset"
 
         def start_events(self):
             """The headers of an event stream, sent in chunks so that the connection stays usable after it; to an
@@ -702,10 +772,10 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 return self.refuse(403, "Host or Origin is not a local name")  # a DNS-rebinding page, say
             return True
 
-        def refuse(self, status: int, reason: str) -> bool:
+        def refuse(self, status: int, reason: str, code: int = INVALID_REQUEST) -> bool:
             """Respond, drain the body, and close: a kept-alive connection never reads a stale body as a request."""
             self.close_connection = True
-            self.respond(status, error_response(None, INVALID_REQUEST, reason), {"Connection": "close"})
+            self.respond(status, error_response(None, code, reason), {"Connection": "close"})
             self.connection.shutdown(socket.SHUT_WR)  # the response is complete, and the client sees it end
             self.connection.settimeout(2)
             try:  # read what the client still sends (a body it writes before reading), so that it reads the response
@@ -746,18 +816,35 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 raise
 
         def process_request(self, request, client_address):
-            # Full: stop accepting until a connection closes (the others wait in the listen queue): an idle one
-            # is cut off within REQUEST_S. A wait of BUSY_S means every connection is busy: give up on this one.
-            if not self.open_connections.acquire(timeout=BUSY_S):
-                request.close()
-                return
+            # Full: the connection waiting the longest for its next request is cut to make room, so that idle
+            # sockets lock nobody out; with none waiting, stop accepting until a connection closes (the others wait
+            # in the listen queue). A wait of BUSY_S means every connection is busy: give up on this one.
+            if not self.open_connections.acquire(blocking=False):
+                with arriving_lock:
+                    idlest = min(arriving, key=arriving.get, default=None)
+                    arriving.pop(idlest, None)
+                    if idlest is not None:
+                        handed_over.add(idlest)  # its slot is this one's now: a crowd of idle sockets is cut at once
+                if idlest is not None:
+                    with contextlib.suppress(OSError):  # closed already
+                        idlest.shutdown(socket.SHUT_RDWR)
+                elif not self.open_connections.acquire(timeout=BUSY_S):
+                    request.close()
+                    return
+            with arriving_lock:
+                arriving[request] = time.monotonic() + REQUEST_S  # idle from now on: cut first, the earliest accepted
             super().process_request(request, client_address)
 
         def process_request_thread(self, request, client_address):
             try:
                 super().process_request_thread(request, client_address)
             finally:
-                self.open_connections.release()
+                with arriving_lock:
+                    arriving.pop(request, None)  # a connection that ended before its first request was read
+                    cut = request in handed_over
+                    handed_over.discard(request)
+                if not cut:  # (a connection cut to make room gave its slot to the one it made room for)
+                    self.open_connections.release()
 
         def handle_error(self, request, client_address):
             """A connection's thread raised: a client that went away is nothing to tell; a bug is told on stderr."""
@@ -770,13 +857,13 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             while not self.closing:
                 time.sleep(0.25)
                 now = time.monotonic()
-                for connection, deadline in list(arriving.items()):
-                    if now > deadline:
-                        arriving.pop(connection, None)
-                        try:
-                            connection.shutdown(socket.SHUT_RDWR)
-                        except OSError:
-                            pass  # closed already
+                with arriving_lock:
+                    late = [connection for connection, deadline in arriving.items() if now > deadline]
+                    for connection in late:
+                        del arriving[connection]
+                for connection in late:
+                    with contextlib.suppress(OSError):  # closed already
+                        connection.shutdown(socket.SHUT_RDWR)
 
         def server_close(self):
             self.closing = True
@@ -808,6 +895,23 @@ class StreamCut(ConnectionError):
     """The server closed the connection before the body ended: an event stream with an id may be resumed."""
 
 
+class DeadlineSocketIO(socket.SocketIO):
+    """A client socket's raw reads, each waiting only for what is left of its connection's deadline: a socket
+    timeout bounds one recv, so a server sending a byte now and then would stretch it without end."""
+
+    def __init__(self, sock: socket.socket, connection: "HttpConnection"):
+        super().__init__(sock, "rb")
+        self.sock, self.connection = sock, connection
+
+    def readinto(self, buffer) -> int:
+        """socket.SocketIO's, waiting no longer than the connection's deadline allows; TimeoutError past it."""
+        left = self.connection.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"the response did not come whole in {self.connection.timeout} s")
+        self.sock.settimeout(min(left, self.connection.timeout))
+        return super().readinto(buffer)
+
+
 class HttpConnection:
     """One kept-alive HTTP/1.1 connection of a client, written and read by hand (RFC 9112), as the server reads
     its requests: a request leaves in one write; a response is its status, its headers, then its body, read
@@ -820,6 +924,7 @@ class HttpConnection:
         self.status, self.headers = 0, {}  # the response being read: its status; lower-case name -> first value
         self.left = 0  # bytes of the body (or of its current chunk) not read yet
         self.chunked = self.in_chunk = self.closing = False  # chunked; inside a chunk; Connection: close
+        self.deadline = float("inf")  # by when the response must have come whole (a listen stream: never)
 
     def request(self, method: str, path: str, headers: dict, body: bytes = b""):
         """Send a request whole, then read the response's status line and headers; its body is read next."""
@@ -828,25 +933,32 @@ class HttpConnection:
         if self.socket is None:
             self.socket = socket.create_connection(self.address, timeout=self.timeout)
             self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms Nagle delay
-            self.reader = self.socket.makefile("rb")
+            self.reader = io.BufferedReader(DeadlineSocketIO(self.socket, self))
         self.socket.settimeout(self.timeout)
+        self.deadline = time.monotonic() + self.timeout  # the response's status, headers and body, all of it
         host = f"[{self.address[0]}]" if ":" in self.address[0] else self.address[0]  # an IPv6 address
         lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{self.address[1]}",
                  *(f"{name}: {value}" for name, value in headers.items()), f"Content-Length: {len(body)}"]
         self.socket.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
-        status = self.reader.readline(MAX_HEADER_LINE + 1).split(b" ", 2)
-        if len(status) < 2 or not status[0].startswith(b"HTTP/1.") or not status[1].isdigit():
-            raise ConnectionError(f"not an HTTP response: {b' '.join(status)[:80]!r}")  # b"": the server closed
-        try:
-            fields = read_head(self.reader)
-        except ValueError as exc:
-            raise ConnectionError(f"a malformed response head: {exc.args[1]}")
+        status = [b"", b"100"]
+        while status[1].startswith(b"1"):  # an interim response (100 Continue), asked for or not: its final one follows
+            status = self.reader.readline(MAX_HEADER_LINE + 1).split(b" ", 2)
+            if len(status) < 2 or not status[0].startswith(b"HTTP/1.") or not status[1].isdigit():
+                raise ConnectionError(f"not an HTTP response: {b' '.join(status)[:80]!r}")  # b"": the server closed
+            try:
+                fields = read_head(self.reader)
+            except ValueError as exc:
+                raise ConnectionError(f"a malformed response head: {exc.args[1]}")
         self.status, self.headers = int(status[1]), {name: values[0] for name, values in fields.items()}
         self.chunked, self.in_chunk = "chunked" in self.headers.get("transfer-encoding", "").lower(), False
         self.closing = self.headers.get("connection", "").lower() == "close"
         length = self.headers.get("content-length", "0")
         if not length.isdigit():
             raise ConnectionError(f"Content-Length {length!r} is not a number")
+        if int(length) > MAX_MESSAGE_BYTES:
+            self.closing = True  # its body is never read: the connection cannot carry another request
+            raise ConnectionError(f"the response's body of {length} bytes is over {MAX_MESSAGE_BYTES} bytes "
+                                  "(MAX_MESSAGE_BYTES), the largest message")
         self.left = 0 if self.chunked else int(length)
 
     def more(self) -> bool:
@@ -868,14 +980,16 @@ class HttpConnection:
             self.chunked = self.in_chunk = False
         return self.left > 0
 
-    def read(self, limit: float = float("inf")) -> bytes:
-        """The rest of the body; a ConnectionError once it is over limit bytes (a message's body: MAX_MESSAGE_BYTES)."""
+    def read(self) -> bytes:
+        """The rest of the body; a ConnectionError once it is over MAX_MESSAGE_BYTES, the largest message."""
         pieces, size = [], 0
         while self.more():
             pieces.append(self.take(self.reader.read(min(self.left, 1 << 20))))
             size += len(pieces[-1])
-            if size > limit:
-                raise ConnectionError(f"the response's body is over {limit} bytes, the largest message")
+            if size > MAX_MESSAGE_BYTES:
+                self.closing = True  # a chunked body has no length to refuse up front: it is cut here
+                raise ConnectionError(f"the response's body is over {MAX_MESSAGE_BYTES} bytes (MAX_MESSAGE_BYTES), "
+                                      "the largest message")
         return b"".join(pieces)
 
     def read_line(self) -> bytes:
@@ -886,7 +1000,9 @@ class HttpConnection:
             pieces.append(self.take(self.reader.readline(min(self.left, 1 << 20))))
             size += len(pieces[-1])
             if size > MAX_MESSAGE_BYTES + len("data: \r\n"):
-                raise ConnectionError(f"a line of the event stream is over {MAX_MESSAGE_BYTES} bytes, the largest message")
+                self.closing = True
+                raise ConnectionError(f"a line of the event stream is over {MAX_MESSAGE_BYTES} bytes (MAX_MESSAGE_BYTES), "
+                                      "the largest message")
         return b"".join(pieces)
 
     def take(self, data: bytes) -> bytes:
@@ -903,6 +1019,13 @@ class HttpConnection:
             self.socket.close()
         self.socket = self.reader = None
         self.closing = False
+
+
+class NewestKept(queue.Queue):
+    """A queue that never blocks its producer: past MAX_KEPT_NOTIFICATIONS it forgets the oldest (a flood keeps the newest)."""
+
+    def _init(self, maxsize: int):
+        self.queue = collections.deque(maxlen=MAX_KEPT_NOTIFICATIONS)  # queue.Queue's storage, bounded
 
 
 class HttpTransport(Transport):
@@ -926,7 +1049,7 @@ class HttpTransport(Transport):
         self.listen_connection: HttpConnection | None = None  # the open subscriptions/listen stream's own connection
         self.standing_connection: HttpConnection | None = None  # the session's standing GET stream's, while open
         self.aside = threading.Lock()  # the side connection is shared by the caller's thread and the standing stream's
-        self.arrived = queue.Queue()  # what the listen stream brought, not yet handed over
+        self.arrived = NewestKept()  # what the listen and standing streams brought, not handed over yet
         self.session_id = self.protocol_version = None
         self.tool_schemas = {}  # name -> inputSchema, for the tools whose arguments travel in headers too
 
@@ -963,6 +1086,9 @@ class HttpTransport(Transport):
                     self.open_standing_stream()
                 return None
             return self.response_to(message, reply, deadline)
+        except RPCError:
+            self.connection.close()  # the rest of a body that cannot be read is not read: start afresh
+            raise
         except OSError as exc:
             self.connection.close()  # the next POST starts on a fresh connection; closing is the 2026 cancel
             if isinstance(exc, TimeoutError) and self.session_id and not is_notification(message):
@@ -1082,11 +1208,16 @@ class HttpTransport(Transport):
                 return
 
     def received_response(self, message: dict, reply: dict) -> dict:
-        """Learn what a response teaches the transport (the version, the tools' header annotations); return it."""
-        if message["method"] == "initialize" and "result" in reply:
-            self.protocol_version = reply["result"].get("protocolVersion")
-        if message["method"] == "tools/list" and "result" in reply:
-            self.learn_headers(reply["result"])
+        """Learn what a response teaches the transport (the version, the tools' header annotations); return it.
+
+        Only what can travel in a header is learnt: what else the result holds, MCPClient judges.
+        """
+        result = reply.get("result")
+        if message["method"] == "initialize" and isinstance(result, dict):
+            version = result.get("protocolVersion")
+            self.protocol_version = version if isinstance(version, str) and re.fullmatch(r"[!-~]+", version) else None
+        if message["method"] == "tools/list" and isinstance(result, dict) and isinstance(result.get("tools"), list):
+            self.learn_headers(result)
         return reply
 
     def post(self, connection: HttpConnection, message: dict) -> HttpConnection:
@@ -1107,13 +1238,15 @@ class HttpTransport(Transport):
         """The messages of a response body, each as it arrives: one JSON body, or an event stream's events
         (cursor, if given, keeps the stream's last event id and retry, in milliseconds)."""
         if not reply.headers.get("content-type", "").startswith("text/event-stream"):
-            body = reply.read(MAX_MESSAGE_BYTES)
+            body = reply.read()
             try:
-                yield self.traced("←", json.loads(body))
-            except ValueError:
+                yield self.traced("←", parse(body))  # invalid UTF-8 and deep nesting too: -32700, as a server says
+            except RPCError as exc:
+                if 200 <= reply.status < 300:
+                    raise RPCError(exc.code, f"the response body is not JSON ({exc.message})")
                 raise ConnectionError(f"HTTP {reply.status}: {body[:200].decode(errors='replace')}")
             return
-        data = []
+        data, size = [], 0  # the event's data lines so far, and their length
         while True:
             if deadline != float("inf"):
                 connection.socket.settimeout(max(0.01, deadline - time.monotonic()))  # the whole wait is bounded
@@ -1125,8 +1258,10 @@ class HttpTransport(Transport):
             value = value.removeprefix(" ")  # one space after the colon is not the value's (WHATWG, SSE)
             if field == "data":
                 data.append(value)
-                if sum(map(len, data)) > MAX_MESSAGE_BYTES:  # an event of many data lines: the same bound
-                    raise ConnectionError(f"an event of the stream is over {MAX_MESSAGE_BYTES} bytes, the largest message")
+                size += len(value)
+                if size > MAX_MESSAGE_BYTES:  # an event of many data lines: the same bound
+                    raise ConnectionError(f"an event of the stream is over {MAX_MESSAGE_BYTES} bytes (MAX_MESSAGE_BYTES), "
+                                          "the largest message")
             elif field == "id" and "\0" not in value and cursor is not None:
                 cursor["id"] = value  # the id a reconnection names in Last-Event-ID (an event without data sets it too)
                 if not value:
@@ -1134,13 +1269,13 @@ class HttpTransport(Transport):
             elif field == "retry" and value.isascii() and value.isdigit() and cursor is not None:
                 cursor["retry"] = int(value)
             elif not line and data:
-                text, data = "\n".join(data), []
+                text, data, size = "\n".join(data), [], 0
                 if not text.strip():
                     continue  # an event with empty data (a priming event with only an id and a retry): no message
                 try:
-                    message = json.loads(text)
-                except ValueError:
-                    raise ConnectionError(f"an event of the stream is not JSON: {text[:80]!r}")
+                    message = parse(text.encode())
+                except RPCError as exc:
+                    raise RPCError(exc.code, f"an event of the stream is not JSON ({exc.message}): {text[:80]!r}")
                 yield self.traced("←", message) if traced else message
 
     def listen(self, message: dict) -> dict:
@@ -1150,17 +1285,19 @@ class HttpTransport(Transport):
         """
         self.listen_connection = self.new_connection()
         reply = self.post(self.listen_connection, message)
+        self.listen_connection.deadline = float("inf")  # the stream lasts as long as it lasts; each read waits timeout
         incoming = self.messages(reply, self.listen_connection, float("inf"), traced=False)
         first = self.traced("←", next(incoming, None))
-        if first is None or "error" in first or first.get("method") != "notifications/subscriptions/acknowledged":
-            return first
+        if not isinstance(first, dict) or first.get("method") != "notifications/subscriptions/acknowledged":
+            return first  # an error response, or nothing MCPClient.listen can take for an acknowledgement
 
         def keep_reading():
             try:
                 for later in incoming:
-                    self.arrived.put(later)  # handed over (and traced) by drain(), on the caller's thread
-            except (OSError, ValueError, AttributeError):
-                pass  # the stream was closed: by us (stop_listening) or by the server
+                    if isinstance(later, dict):
+                        self.arrived.put(later)  # handed over (and traced) by drain(), on the caller's thread
+            except (OSError, ValueError, AttributeError, RPCError):
+                pass  # the stream was closed (by us, stop_listening, or by the server), or sent what is not JSON
         threading.Thread(target=keep_reading, daemon=True).start()
         return first
 
@@ -1188,6 +1325,9 @@ class HttpTransport(Transport):
         """
         valid = []
         for tool in result.get("tools", []):
+            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                valid.append(tool)  # not a tool: MCPClient says so
+                continue
             try:
                 if header_paths(tool.get("inputSchema", {})):
                     self.tool_schemas[tool["name"]] = tool["inputSchema"]

@@ -11,6 +11,7 @@ In a host's configuration the tap's command simply replaces the server's:
                                               "/usr/bin/python3", "/path/to/mcp_min/server_demo.py"]}
 """
 
+import codecs
 import os
 import sys
 import threading
@@ -22,6 +23,7 @@ import threading
 
 USAGE = "usage: python tap.py [--log FILE] [--] <server command> [args...]"
 GRACE_S = 2.0  # after end of input a server may take this long to exit; then SIGTERM, then SIGKILL
+LOG_STEP = 1 << 20  # a line longer than this is logged a piece this long at a time, never copied whole
 
 
 def tap(command: list, log=None) -> int:
@@ -51,24 +53,24 @@ def tap(command: list, log=None) -> int:
             if not chunk:
                 break
             *ends, rest = chunk.split(b"\n")
-            if ends:
-                write_log(arrow, [bytes(pending) + ends[0], *ends[1:]])  # so a request is logged before its response
+            if ends:  # each line as its pieces: the one begun earlier is never joined into a copy of itself
+                write_log(arrow, [[pending, ends[0]], *([end] for end in ends[1:])])  # logged before its response
                 pending = bytearray()
             pending += rest
             unsent = memoryview(chunk)
             while unsent:  # then the bytes, unchanged
                 unsent = unsent[os.write(target, unsent):]
-        write_log(arrow, [bytes(pending)] if pending else [])  # a last line without its newline
+        write_log(arrow, [[pending]] if pending else [])  # a last line without its newline
 
     def write_log(arrow: str, lines: list):
-        """Log each line, one message as stdio requires, as it is."""
-        text = "".join(f"{arrow} {line.decode('utf-8', 'replace')}\n" for line in lines).encode("utf-8", "replace")
+        """Log each line (given as its pieces), one message as stdio requires, as it is; invalid UTF-8 as U+FFFD."""
         with log_lock:
             try:
                 log.flush()
-                unsent = memoryview(text)
-                while unsent:  # straight to the file descriptor: a non-blocking one says when nobody reads it
-                    unsent = unsent[os.write(log.fileno(), unsent):]
+                for data in log_bytes(arrow, lines):
+                    unsent = memoryview(data)
+                    while unsent:  # straight to the file descriptor: a non-blocking one says when nobody reads it
+                        unsent = unsent[os.write(log.fileno(), unsent):]
             except BlockingIOError:
                 pass  # nobody reads the log: these lines are dropped; the bytes between host and server are not
 
@@ -91,6 +93,27 @@ def tap(command: list, log=None) -> int:
         stop_server(child)
     code = child.wait()
     return 128 - code if code < 0 else code  # killed by signal N: 128 + N
+
+
+def log_bytes(arrow: str, lines: list):
+    """The log's bytes for lines (each given as its pieces), yielded a step at a time: the usual short lines of a chunk
+    together, in one write; a line longer than LOG_STEP decoded and encoded a step at a time, never copied whole."""
+    short = []
+    for pieces in lines:
+        if sum(map(len, pieces)) <= LOG_STEP:
+            short.append(f"{arrow} {b''.join(pieces).decode('utf-8', 'replace')}\n")
+            continue
+        if short:
+            yield "".join(short).encode()
+            short = []
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")  # a character cut between two steps stays whole
+        yield f"{arrow} ".encode()
+        for piece in pieces:
+            for at in range(0, len(piece), LOG_STEP):
+                yield decoder.decode(piece[at:at + LOG_STEP]).encode()
+        yield decoder.decode(b"", final=True).encode() + b"\n"
+    if short:
+        yield "".join(short).encode()
 
 
 def stop_server(child, polite: bool = False):

@@ -523,6 +523,17 @@ def test_no_class_is_changed_outside_its_body():
                 assert not (isinstance(node.args[0], ast.Name) and node.args[0].id[:1].isupper()), (path.name, node.lineno)
 
 
+def test_each_method_and_function_is_defined_once():
+    # What you read is what runs: a second def of a name in one class (or module) silently replaces the first.
+    for path in project_modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for scope in [tree] + [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]:
+            names = [node.name for node in scope.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and not any(isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter") for d in node.decorator_list)]
+            assert len(names) == len(set(names)), (path.name, getattr(scope, "name", "module"), sorted(
+                name for name in set(names) if names.count(name) > 1))
+
+
 def test_the_course_names_are_where_the_course_says():
     # A reader of course 000 finds each name it mentions.
     for name in ("handle", "_dispatch", "_call_tool", "add_tool", "_gate"):

@@ -11,7 +11,7 @@ import mcp_full
 import mcp_http
 import mcp_min
 import server_demo
-from mcp_full import Context, MCPClient, MCPServer, error_response, notification, request, response
+from mcp_full import Context, MCPClient, MCPServer, RPCError, error_response, notification, request, response
 from test_hostile import chunked, pong, scripted_http
 from test_transports import META, TIMEOUT, connection, exchange, http_endpoint, open_session
 
@@ -34,12 +34,14 @@ def test_a_priming_event_a_comment_and_an_event_without_data_are_no_messages():
         assert (transport.send(request(1, "ping")), transport.drain()) == (pong(1), [])
 
 
-def test_an_event_that_is_not_json_is_a_connection_error_that_says_so():
-    # Not a JSONDecodeError from deep inside: a ConnectionError naming the event.
+def test_an_event_that_is_not_json_is_a_parse_error_that_says_so():
+    # Not a JSONDecodeError from deep inside: the client's one error type, -32700, naming the event (issue 28, row 10:
+    # the connection is sound, what it carried is not).
     with scripted_http(event_stream_answer(b"event: message\ndata: {oops\n\n")) as (port, _):
         transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
-        with pytest.raises(ConnectionError, match=r"an event of the stream is not JSON: '\{oops'"):
+        with pytest.raises(RPCError, match=r"an event of the stream is not JSON \(parse error: .*\): '\{oops'") as caught:
             transport.send(request(1, "ping"))
+        assert caught.value.code == -32700
 
 
 class Refusing:

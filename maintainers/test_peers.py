@@ -3,19 +3,26 @@
 Each test is bounded by TIMEOUT and runs on loopback; none sleeps to let a thread catch up.
 """
 
+import contextlib
 import json
+import os
+import select
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
+import tracemalloc
 
 import pytest
 
+import board
 import mcp_full
 import mcp_http
 import server_demo
-from mcp_full import notification, request
-from test_hostile import raw
+from mcp_full import RPCError, notification, request, response
+from test_hostile import raw, scripted_http
 from test_transports import HERE, META, TIMEOUT, connected, http_endpoint, initialize_request, wait_until
 
 
@@ -224,3 +231,449 @@ def test_a_listen_client_that_stops_reading_never_stalls_another_clients_list_ch
             changes.join(6 * TIMEOUT)
             assert not changes.is_alive(), "a list change waited on a client that reads nothing"
             wait_until(lambda: server._listeners == [], "the silent stream to be dropped")
+
+
+def test_a_client_that_half_closes_after_its_request_still_gets_its_answer_in_both_eras():
+    # Row 6: shutdown(SHUT_WR) says "I have sent all I will", not "I am gone": the socket still reads. Before, the
+    # end of file on read was taken for the client gone, and the answer dropped (202, no body).
+    half_closed = threading.Event()
+    server = mcp_full.MCPServer("half")
+
+    @server.tool()
+    def add_once_half_closed(x: int, y: int) -> int:
+        """Add, once the client has half-closed its socket."""
+        half_closed.wait(TIMEOUT)
+        return x + y
+    call = {"name": "add_once_half_closed", "arguments": {"x": 2, "y": 3}}
+    with http_endpoint(lambda: server) as port:
+        opened = raw(port, post(initialize_request(1)))
+        session = head_and_body(opened)[1]["mcp-session-id"]
+        raw(port, post(notification("notifications/initialized"), headers={"Mcp-Session-Id": session}))
+        eras = {"handshake": (request(2, "tools/call", call), {"Mcp-Session-Id": session}),
+                "2026-07-28": (request(2, "tools/call", {**call, "_meta": META}),
+                               {**LISTEN_HEADERS, "Mcp-Method": "tools/call", "Mcp-Name": call["name"]})}
+        for era, (message, headers) in eras.items():
+            half_closed.clear()
+            with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as conn:
+                conn.sendall(post(message, headers=headers))
+                conn.shutdown(socket.SHUT_WR)
+                half_closed.set()
+                answer = b"".join(iter(lambda: conn.recv(65536), b""))
+            status, _, body = head_and_body(answer)
+            assert (status, json.loads(body)["result"]["content"]) == (
+                "HTTP/1.1 200 OK", [{"type": "text", "text": "5"}]), era
+
+
+def http_answer(body: bytes, content_type: str = "application/json", status: str = "200 OK") -> bytes:
+    """An HTTP response carrying body, as a scripted server sends it."""
+    return (f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+ACCEPTED = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"
+INITIALIZED = response(1, {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}})
+ASKING = {"resultType": "input_required", "requestState": "s"}
+
+
+def odd(result: dict) -> bytes:
+    """The response to the client's second request (the first after the handshake), holding result."""
+    return http_answer(json.dumps(response(2, result)).encode())
+
+
+@pytest.mark.parametrize("case, answers, call, problem", [
+    ("capabilities a list", [json.dumps(response(1, {**INITIALIZED["result"], "capabilities": []})).encode()], None,
+     "malformed response to initialize: capabilities must be an object"),
+    ("serverInfo a string", [json.dumps(response(1, {**INITIALIZED["result"], "serverInfo": "s"})).encode()], None,
+     "malformed response to initialize: serverInfo must be an object"),
+    ("no tools", [odd({})], "list_tools", "malformed response to tools/list: tools is missing"),
+    ("tools a number", [odd({"tools": 5})], "list_tools", "malformed response to tools/list: tools must be a list"),
+    ("a tool a number", [odd({"tools": [5]})], "list_tools",
+     "malformed response to tools/list: tools[0] must be an object with a string name"),
+    ("a tool named by a list", [odd({"tools": [{"name": ["a"]}]})], "list_tools",
+     "malformed response to tools/list: tools[0] must be an object with a string name"),
+    ("nextCursor a list", [odd({"tools": [], "nextCursor": ["c"]})], "list_tools",
+     "malformed response to tools/list: nextCursor must be a string"),
+    ("ttlMs a word", [odd({"tools": [], "ttlMs": "soon"})], "list_tools",
+     "malformed response to tools/list: ttlMs must be a number"),
+    ("resources null", [odd({"resources": None})], "list_resources",
+     "malformed response to resources/list: resources must be a list"),
+    ("prompts a string", [odd({"prompts": "abc"})], "list_prompts",
+     "malformed response to prompts/list: prompts must be a list"),
+    ("inputRequests a number", [odd({**ASKING, "inputRequests": 5})], "call_tool",
+     "malformed response to tools/call: inputRequests must be an object"),
+    ("a question a number", [odd({**ASKING, "inputRequests": {"k": 5}})], "call_tool",
+     "malformed response to tools/call: inputRequests.k must be an object with a string method"),
+    ("requestState a number", [odd({**ASKING, "inputRequests": {}, "requestState": 5})], "call_tool",
+     "malformed response to tools/call: requestState must be a string"),
+    ("a body of invalid UTF-8", [http_answer(b'{"jsonrpc": "2.0", "id": 2, "result": {"x": "\xff"}}')], "list_tools",
+     "the response body is not JSON (parse error: "),
+    ("a body nested too deep", [http_answer(b"[" * 100_000 + b"]" * 100_000)], "list_tools",
+     "the response body is not JSON (parse error: "),
+])
+def test_a_result_well_formed_but_odd_inside_is_one_protocol_error_naming_it(case, answers, call, problem):
+    # Row 10: each of these once escaped as a KeyError, TypeError, AttributeError, JSONDecodeError, RecursionError
+    # or UnicodeDecodeError from deep inside the client; now it is the client's one error type, saying what is odd.
+    script = [http_answer(body) if body.startswith(b"{") else body for body in answers]
+    if call:
+        script = [http_answer(json.dumps(INITIALIZED).encode()), ACCEPTED, *script]
+    with scripted_http(*script) as (port, _):
+        client = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
+        with pytest.raises(RPCError) as caught:
+            client.initialize()
+            getattr(client, call)(*(["add"] if call == "call_tool" else []))
+        assert caught.value.message.startswith(problem), caught.value.message
+        client.close()
+
+
+def test_a_notification_that_is_not_a_message_is_dropped_and_the_call_still_answered():
+    # Row 10: a method that is a list, or params that are a list, once broke the pump (unhashable) or a callback.
+    events = b"".join(b"event: message\ndata: " + json.dumps(event).encode() + b"\n\n" for event in (
+        {"jsonrpc": "2.0", "method": ["notifications/tools/list_changed"]},
+        {"jsonrpc": "2.0", "method": "notifications/message", "params": [1]},
+        response(2, {"content": [], "isError": False})))
+    script = [http_answer(json.dumps(INITIALIZED).encode()), ACCEPTED, http_answer(events, "text/event-stream")]
+    heard = []
+    with scripted_http(*script) as (port, _):
+        client = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT),
+                                    on_log=heard.append)
+        client.initialize()
+        assert (client.call_tool("add"), heard) == ({"content": [], "isError": False}, [])
+        client.close()
+
+
+def test_a_stray_100_continue_is_skipped_and_the_final_response_read():
+    # Row 10: an interim response the client never asked for (RFC 9110, 15.2: a client must accept one) was read
+    # as the answer: "HTTP 100" and an empty body. Now the final response behind it is the answer.
+    pong = http_answer(json.dumps(response(1, {})).encode())
+    with scripted_http(b"HTTP/1.1 100 Continue\r\n\r\n" + pong) as (port, _):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        assert transport.send(request(1, "ping")) == response(1, {})
+        transport.close()
+
+
+@contextlib.contextmanager
+def one_answer(answer):
+    """A server that reads one request and calls answer(conn) (until the client goes, or TIMEOUT); yields its URL."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        conn, _ = listener.accept()
+        with conn:
+            reader = conn.makefile("rb")
+            head = b"".join(iter(reader.readline, b"\r\n"))
+            reader.read(int(head.split(b"Content-Length: ")[1].split(b"\r\n")[0]))
+            conn.settimeout(TIMEOUT)
+            with contextlib.suppress(OSError):
+                answer(conn)
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+    finally:
+        thread.join(TIMEOUT)
+        listener.close()
+
+
+def trickle(conn):
+    """A JSON body announced whole, sent a byte every 50 ms, for TIMEOUT at most."""
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        conn.sendall(b" ")
+        time.sleep(0.05)  # the server's pace, not a wait for a thread
+
+
+def test_a_server_that_trickles_bytes_cannot_stretch_the_clients_timeout():
+    # Row 9: the timeout bounded each recv, so a byte every 50 ms held the client for as long as the server liked
+    # (15-25 s for a 2 s timeout); now it bounds the whole response.
+    transport_timeout = 0.5
+    with one_answer(trickle) as url:
+        transport = mcp_http.HttpTransport(url, timeout=transport_timeout)
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            transport.send(request(1, "ping"))
+        assert time.monotonic() - started < TIMEOUT / 2
+        transport.close()
+
+
+def endless_chunks(conn):
+    """A chunked JSON body that never ends: 1 MiB chunks, 64 MiB at most."""
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+    for _ in range(64):
+        conn.sendall(b"100000\r\n" + b"[" * (1 << 20) + b"\r\n")
+
+
+def announced(conn):
+    """A body announced as 300 MB; its first MiB."""
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 300000000\r\n\r\n")
+    conn.sendall(b"[" * (1 << 20))
+
+
+@pytest.mark.parametrize("answer", [endless_chunks, announced])
+def test_a_response_body_over_the_message_limit_is_refused_not_kept_whole(answer):
+    # Row 9: a 300 MB body was read whole, then parsed; now reading stops at MAX_MESSAGE_BYTES (4 MiB).
+    with one_answer(answer) as url:
+        transport = mcp_http.HttpTransport(url, timeout=TIMEOUT)
+        tracemalloc.start()
+        try:
+            with pytest.raises(ConnectionError, match=r"over 4194304 bytes \(MAX_MESSAGE_BYTES\)"):
+                transport.send(request(1, "ping"))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        transport.close()
+    assert peak < 3 * mcp_full.MAX_MESSAGE_BYTES, peak
+
+
+def flood(conn):
+    """A listen stream: its acknowledgement, 30,000 log lines in one go, then a last one saying so."""
+    ack = notification("notifications/subscriptions/acknowledged",
+                       {"_meta": {"io.modelcontextprotocol/subscriptionId": 3}, "notifications": {}})
+    line = notification("notifications/message", {"level": "info", "data": "x"})
+    last = notification("notifications/message", {"level": "info", "data": "last"})
+    events = [ack] + [line] * 30_000 + [last]
+    body = b"".join(b"data: " + json.dumps(event).encode() + b"\n\n" for event in events)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+
+
+def test_a_flooding_listen_stream_keeps_only_the_newest_notifications():
+    # Row 9: every notification of a listen stream waited in an unbounded queue for the next pump (1.43 million,
+    # 1.6 GB in 12 s); now the newest MAX_KEPT_NOTIFICATIONS (10,000) wait, as over stdio.
+    with one_answer(flood) as url:
+        transport = mcp_http.HttpTransport(url, timeout=TIMEOUT)
+        assert transport.listen(LISTEN)["method"] == "notifications/subscriptions/acknowledged"
+        wait_until(lambda: transport.arrived.queue and transport.arrived.queue[-1]["params"]["data"] == "last",
+                   "the last line")
+        assert transport.arrived.qsize() == mcp_full.MAX_KEPT_NOTIFICATIONS
+        transport.close()
+
+
+def test_bodies_being_served_hold_at_most_the_parsed_limit_and_the_next_is_told_503(monkeypatch):
+    # Row 13: a 4 MiB body of {}s parses to some 100 MB, and 16 allowed ones at once held 1.64 GB while their tools
+    # ran. Now what the bodies being served hold, parsed, is bounded (here to 32 MiB); one more hears 503, in words.
+    monkeypatch.setattr(mcp_http, "MAX_PARSED_IN_FLIGHT", 32 * 1024 * 1024)
+    entered, release = threading.Event(), threading.Event()
+    server = mcp_full.MCPServer("holding")
+
+    @server.tool()
+    def hold(items: list) -> int:
+        """Count the items, once released."""
+        entered.set()
+        release.wait(TIMEOUT)
+        return len(items)
+    call = request(2, "tools/call", {"name": "hold", "arguments": {"items": [{}] * 300_000}, "_meta": META})
+    headers = {**LISTEN_HEADERS, "Mcp-Method": "tools/call", "Mcp-Name": "hold"}
+    answers = []
+    with http_endpoint(lambda: server) as port:
+        first = threading.Thread(target=lambda: answers.append(raw(port, post(call, headers=headers))))
+        first.start()
+        assert entered.wait(TIMEOUT)  # the first body (~22 MB parsed) is held while its tool runs
+        status, _, body = head_and_body(raw(port, post(call, headers=headers)))
+        release.set()
+        first.join(TIMEOUT)
+        again = head_and_body(raw(port, post(call, headers=headers)))
+    assert (status, json.loads(body)["error"]["code"]) == ("HTTP/1.1 503 Service Unavailable", -32603)
+    assert "MAX_PARSED_IN_FLIGHT" in json.loads(body)["error"]["message"]
+    assert [json.loads(head_and_body(answer)[2])["result"]["content"][0]["text"] for answer in answers] == ["300000"]
+    assert json.loads(again[2])["result"]["content"][0]["text"] == "300000"  # served once the first let go
+
+
+def a_second_client_is_served(port: int) -> float:
+    """How long a new client takes to initialize and call a tool (TimeoutError past TIMEOUT)."""
+    started = time.monotonic()
+    client = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
+    client.initialize()
+    assert client.call_tool("add", {"x": 2, "y": 3})["content"] == [{"type": "text", "text": "5"}]
+    took = time.monotonic() - started
+    client.close()
+    return took
+
+
+def test_three_hundred_idle_sockets_lock_no_one_out():
+    # Row 2: 128 idle connections took every slot, and the rest waited in the listen queue, so a new client waited
+    # REQUEST_S (30 s) for one to be cut. Now, when the slots are full, the connection idle the longest is cut.
+    with http_endpoint() as port:
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) for _ in range(300)]
+        try:
+            # The 300th accepted cuts the 172nd oldest: the server has taken the whole crowd in, and holds 128 of it.
+            wait_until(lambda: select.select([idle[299 - mcp_http.MAX_CONNECTIONS]], [], [], 0)[0], "the crowd taken in")
+            assert a_second_client_is_served(port) < 1.0
+        finally:
+            for conn in idle:
+                conn.close()
+
+
+def test_a_hundred_and_twenty_eight_listen_streams_lock_no_one_out():
+    # Row 2: each listen stream holds its connection for as long as it lasts; 128 held every slot. Now streams may
+    # hold at most MAX_STREAMS (64, half the slots); one more is refused 503, and its connection is idle, so cut.
+    with http_endpoint() as port:
+        conns, refused = [], 0
+        try:
+            for _ in range(128):
+                conns.append(socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT))
+                conns[-1].sendall(post(LISTEN, headers={**LISTEN_HEADERS, "Connection": "keep-alive"}))
+                received = b""
+                while b"acknowledged" not in received and not (b"\r\n\r\n" in received and b" 503 " in received):
+                    received += conns[-1].recv(65536)
+                refused += b" 503 " in received
+            assert refused == 128 - mcp_http.MAX_STREAMS
+            assert a_second_client_is_served(port) < 1.0
+        finally:
+            for conn in conns:
+                conn.close()
+
+
+TAPPED = """import sys, tracemalloc
+sys.path.insert(0, sys.argv[1])
+import tap
+tracemalloc.start()
+with open(sys.argv[2], "a", encoding="utf-8") as log:
+    code = tap.tap([sys.executable, "-c", "import shutil, sys; shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)"], log)
+sys.stderr.write(f"{code} {tracemalloc.get_traced_memory()[1]}")
+"""
+
+
+def test_a_long_line_through_the_tap_is_held_about_once_not_five_times(tmp_path):
+    # Row 15: a 64 MB line was held some five times at once (the line joined, decoded, formatted, joined, encoded:
+    # 342 MB peak). Now the line begun is kept once, and logged a MiB at a time. 16 MB here, each way: the echo
+    # server sends it back, so both directions may hold one at once.
+    line = b'{"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "' + b"\xc3\xa9" * 8_000_000 + b'"}}'
+    tap = subprocess.Popen([sys.executable, "-c", TAPPED, str(HERE), str(tmp_path / "wire.log")],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    echoed = []
+    reader = threading.Thread(target=lambda: echoed.append(tap.stdout.read()), daemon=True)
+    reader.start()
+    try:
+        tap.stdin.write(line + b"\n")
+        tap.stdin.close()
+        reader.join(6 * TIMEOUT)
+        code, peak = map(int, tap.stderr.read().split())
+        assert (code, echoed) == (0, [line + b"\n"])
+    finally:
+        tap.kill()
+        tap.wait()
+        tap.stdout.close()
+        tap.stderr.close()
+    assert (tmp_path / "wire.log").read_bytes() == "→ ".encode() + line + b"\n" + "← ".encode() + line + b"\n"
+    assert peak < 3 * len(line), peak
+
+
+STUBBORN = """import os, sys, time
+open(sys.argv[1], "w").write(str(os.getpid()))
+while True:  # reads nothing, so the end of its stdin never stops it; says a line now and then
+    print("tick", flush=True)
+    time.sleep(0.05)
+"""
+
+
+def a_board_before_a_stubborn_server(tmp_path, stdout) -> tuple:
+    """board.py in front of a server that only stops when stopped: (the board's process, the server's pid)."""
+    pid_file = tmp_path / "server.pid"
+    board = subprocess.Popen([sys.executable, str(HERE / "board.py"), "--", sys.executable, "-c", STUBBORN,
+                              str(pid_file)], stdin=subprocess.PIPE, stdout=stdout, stderr=subprocess.PIPE)
+    assert board.stderr.readline().startswith(b"board: http://127.0.0.1:")
+    wait_until(lambda: pid_file.exists() and pid_file.read_text(), "the server to start")
+    return board, int(pid_file.read_text())
+
+
+def gone(pid: int) -> bool:
+    """Whether no process has this pid any more (a zombie still has it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "the host closes its side"])
+def test_when_the_board_stops_or_its_host_goes_its_server_stops_too(tmp_path, stop):
+    # Row 14: SIGTERM killed the board and left its server running; a host gone left both waiting on each other.
+    board, server = a_board_before_a_stubborn_server(tmp_path, subprocess.PIPE)
+    try:
+        if stop == "SIGTERM":
+            board.send_signal(signal.SIGTERM)
+        else:
+            board.stdout.close()  # the board's next write of the server's ticks fails
+        assert board.wait(TIMEOUT) == 128 + signal.SIGTERM  # the board's own SIGTERM, or its server's, as a shell says
+        assert gone(server)
+        assert b"Traceback" not in board.stderr.read()
+    finally:
+        board.kill()
+        board.wait()
+        board.stderr.close()
+        if not gone(server):
+            os.kill(server, signal.SIGKILL)
+
+
+def test_a_taken_port_gives_the_board_one_line_not_a_traceback():
+    # Row 14: --port of a port in use printed http.server's traceback; now one line, and exit status 2.
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        run = subprocess.run([sys.executable, str(HERE / "board.py"), "--port", str(port), "--", sys.executable, "-c", ""],
+                             capture_output=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    assert (run.returncode, run.stderr.decode()) == (2, f"board: cannot serve the page on 127.0.0.1:{port}: "
+                                                        "Address already in use\n")
+
+
+@contextlib.contextmanager
+def board_page():
+    """board.serve for a new session, on a free port; yields the port."""
+    httpd = board.serve(board.Session(), 0)
+    try:
+        yield httpd.server_address[1]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_a_bracket_in_host_gets_the_boards_page_a_400_not_a_traceback(capfd):
+    # Row 14: urlsplit refuses "[" that opens no IPv6 address; the board's page said so with a traceback on stderr.
+    with board_page() as port:
+        answer = raw(port, b"GET / HTTP/1.1\r\nHost: [\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.0 400 ") and "Traceback" not in capfd.readouterr().err
+
+
+def test_an_idle_connection_to_the_boards_page_is_closed(monkeypatch):
+    # Row 20: a connection that never sent a request was kept open forever, a thread with it; now PAGE_IDLE_S (10 s,
+    # here half a second) closes it.
+    monkeypatch.setattr(board, "PAGE_IDLE_S", 0.5)
+    with board_page() as port:
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as idle:
+            assert idle.recv(1) == b""  # closed; TIMEOUT would raise first
+
+
+def test_the_board_keeps_a_bounded_number_of_bytes_and_says_when_it_stops(monkeypatch):
+    # Row 14: the board kept every line, and every line's event (472 MB for 224 MB of traffic). Now it keeps
+    # MAX_KEPT_BYTES (64 MiB; 1 MiB here) of lines, then one banner, and nothing more; the relay goes on.
+    monkeypatch.setattr(board, "MAX_KEPT_BYTES", 1024 * 1024)
+    session = board.Session()
+    tracemalloc.start()
+    try:
+        for i in range(10_000):  # some 10 MB, each line a new object, as the relay's are
+            session.record_lines("→", [json.dumps(request(i, "ping", {"pad": "x" * 1000})).encode()])
+        session.catch_up()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert session.board.events[-1]["label"].startswith("the board keeps no more lines (")
+    assert peak < 8 * 1024 * 1024, peak
+
+
+def test_a_list_read_while_another_thread_adds_to_it_is_always_whole():
+    # Row 12: reading a list iterated the shared catalog while another thread added to it: about 1 in 2,000
+    # listings failed with "dictionary changed size during iteration". Now both hold the catalog's lock.
+    server = server_demo.make_server()
+    failed, done = [], threading.Event()
+
+    def keep_listing():
+        while not done.is_set():
+            reply = server.handle(request(1, "tools/list", {"_meta": META}))
+            failed.extend([reply["error"]["message"]] if "error" in reply else [])
+    lister = threading.Thread(target=keep_listing)
+    lister.start()
+    try:
+        for i in range(20_000):
+            server.add_tool(f"t{i}", lambda: i, "A tool.")
+    finally:
+        done.set()
+        lister.join(TIMEOUT)
+    assert failed == []
