@@ -45,7 +45,7 @@ INIT_PARAMS = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo"
 ADD = {"name": "add", "arguments": {"x": 2, "y": 3}}
 ADD_RESULT = {"content": [{"type": "text", "text": "5"}]}
 
-# The rows, fixed: --check compares them with README.md's tables, and the test with what a run prints.
+# The rows, fixed: --check compares them with docs/performance.md's tables, and the test with what a run prints.
 ROUND_TRIPS = [  # (row, what is serialized, what is crossed)
     ("in memory", "JSON text each way", "nothing: one process"),
     ("in memory, no JSON", "nothing: Python objects", "nothing: one process"),
@@ -920,7 +920,7 @@ def table_row(cells: list) -> str:
 
 
 def report(results: dict, args, with_sdk: bool) -> str:
-    """The README's "How fast" section: what was measured, how, the three tables, and what each row means."""
+    """The "How fast" section of docs/performance.md: what was measured, how, the three tables, and what each row means."""
     sdk_version = sdk_package_version() if with_sdk else None
     machine = (f"Python {platform.python_version()} on {platform.system()} {platform.machine()}, "
                f"{os.cpu_count()} cores")
@@ -1011,7 +1011,7 @@ def report(results: dict, args, with_sdk: bool) -> str:
 
 
 def prose(text: str) -> str:
-    """A paragraph or a bullet wrapped as the rest of README.md is."""
+    """A paragraph or a bullet wrapped as the rest of docs/performance.md is."""
     return textwrap.fill(text, width=115, subsequent_indent="  " if text.startswith("- ") else "",
                          break_long_words=False, break_on_hyphens=False)
 
@@ -1022,13 +1022,13 @@ def sdk_package_version() -> str:
     return version("mcp")
 
 
-# ---- README.md: the section between the markers ----
+# ---- docs/performance.md: the section between the markers ----
 
 START, END = "<!-- howfast:start -->", "<!-- howfast:end -->"
 
 
 def readme_section(text: str) -> str:
-    """README.md's text between the "How fast" markers."""
+    """docs/performance.md's text between the "How fast" markers."""
     return text[text.index(START) + len(START):text.index(END)]
 
 
@@ -1045,14 +1045,14 @@ HEADERS = {"path", "scale", "launch, then the answer to ping", "case", "goal"}
 
 
 def check_readme() -> list:
-    """What differs between README.md's tables and the bench's rows (as generated with the SDK); [] if nothing."""
+    """What differs between docs/performance.md's tables and the bench's rows (as generated with the SDK); [] if nothing."""
     found, wanted = table_rows(readme_section(README.read_text(encoding="utf-8"))), rows(with_sdk=True)
-    return ([f"README.md lacks the row {row!r}" for row in wanted if row not in found]
-            + [f"README.md has a row the bench does not make: {row!r}" for row in found if row not in wanted])
+    return ([f"docs/performance.md lacks the row {row!r}" for row in wanted if row not in found]
+            + [f"docs/performance.md has a row the bench does not make: {row!r}" for row in found if row not in wanted])
 
 
 def write_readme(section: str):
-    """Put section between README.md's "How fast" markers."""
+    """Put section between docs/performance.md's "How fast" markers."""
     text = README.read_text(encoding="utf-8")
     README.write_text(text.replace(readme_section(text), f"\n{section}\n"), encoding="utf-8")
 
@@ -1089,17 +1089,17 @@ def parse_table(rounds: int, seconds: float) -> list:
 
 
 def main(argv=None) -> int:
-    """Measure and print the tables; or --check README.md's rows; or --parse."""
+    """Measure and print the tables; or --check docs/performance.md's rows; or --parse."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="seconds, not minutes: fewer and shorter rounds")
     parser.add_argument("--no-sdk", action="store_true", help="leave out the official SDK even where it is installed")
-    parser.add_argument("--markdown", action="store_true", help="also rewrite README.md's How fast section")
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md's tables and the bench's rows differ")
+    parser.add_argument("--markdown", action="store_true", help="also rewrite docs/performance.md's How fast section")
+    parser.add_argument("--check", action="store_true", help="exit 1 if docs/performance.md's tables and the bench's rows differ")
     parser.add_argument("--parse", action="store_true", help="parse() against json.loads")
     args = parser.parse_args(argv)
     if args.check:
         problems = check_readme()
-        print("\n".join(problems) or "README.md's How fast tables have every row the bench makes, and no other")
+        print("\n".join(problems) or "docs/performance.md's How fast tables have every row the bench makes, and no other")
         return 1 if problems else 0
     args.rounds, args.seconds, args.launches = (3, 0.05, 2) if args.quick else (7, 0.4, 11)
     if args.parse and "MALLOC_MMAP_THRESHOLD_" not in os.environ:
