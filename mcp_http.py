@@ -53,8 +53,10 @@ KEEPALIVE_S = 15  # an open event stream with nothing to say gets a comment line
 STREAM_WRITE_S = 2  # a listen stream whose client reads nothing for this long is dropped: others never wait on it
 REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, headers, body) within this
 MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
+MAX_LONG = MAX_CONNECTIONS * 3 // 4  # held by streams and long POSTs together (96): the other 32 serve short requests
+LONG_S = 0.5  # a POST served longer than this is long: a tools/call takes milliseconds, so only a slow tool's is
 MAX_GET_STREAMS = 32  # GET streams open at once (each holds a connection as long as it lasts): more are 503
-MAX_STREAMS = 64  # listen streams open at once: half the connections, so that the rest serve short requests
+MAX_STREAMS = 64  # listen streams open at once: with MAX_GET_STREAMS, MAX_LONG at most, so that streams never crowd it
 BUSY_S = 60  # a connection that waits this long for one of them to close is closed itself: every one is busy
 SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
@@ -167,6 +169,7 @@ class HttpStream:
         self.started = False  # the event stream's headers are out
         self.gone = False  # a write failed: the client went away
         self.probed = False  # a comment was sent to see whether an end of file was a close or a half-close
+        self.stopped = False  # the server stopped the request and answered it (MAX_LONG): nothing more goes out
         self.ended = threading.Event() if listen else None  # set when a listen stream's response is out
         self.log, self.session_id = log, session_id  # resumable: the server's EventLog, and the session's id
         self.key = secrets.token_urlsafe(9)  # names the stream in its events' ids: "key.number"
@@ -181,31 +184,37 @@ class HttpStream:
                 raise RuntimeError("this POST accepts no text/event-stream, so the server cannot ask the client")
             return  # a notification with nowhere to go
         with self.lock:
-            if "method" not in message:
-                self.done.set()  # (under the lock: a GET waiting for it writes its end only once this is out)
-            event = f"event: message\ndata: {encode(message)}\n\n".encode()
-            if self.log is not None:
-                self.number += 1
-                event = f"id: {self.key}.{self.number}\n".encode() + event
-                self.log.keep(self, self.number, event)
-            try:
-                if self.gone or self.handler is None:
-                    pass  # the client went away, or stopped reading (or, resumable, may come back for it)
-                else:
-                    if not self.started:
-                        self.handler.start_events()
-                        self.started = True
-                    self.handler.write_chunk(event)
-            except OSError:  # TimeoutError too: a listen stream's reader that stopped reading is dropped
-                self.detach()
+            self.write(message)
         if "method" not in message and self.ended:
             self.ended.set()
+
+    def write(self, message: dict):
+        """(Holding lock.) Write message as the stream's next event, unless the request was stopped."""
+        if self.stopped:
+            return  # its one answer is out: what its tool says or returns later goes nowhere
+        if "method" not in message:
+            self.done.set()  # (under the lock: a GET waiting for it writes its end only once this is out)
+        event = f"event: message\ndata: {encode(message)}\n\n".encode()
+        if self.log is not None:
+            self.number += 1
+            event = f"id: {self.key}.{self.number}\n".encode() + event
+            self.log.keep(self, self.number, event)
+        try:
+            if self.gone or self.handler is None:
+                pass  # the client went away, or stopped reading (or, resumable, may come back for it)
+            else:
+                if not self.started:
+                    self.handler.start_events()
+                    self.started = True
+                self.handler.write_chunk(event)
+        except OSError:  # TimeoutError too: a listen stream's reader that stopped reading is dropped
+            self.detach()
 
     def send_comment(self, comment: bytes):
         """Write a comment line on the stream (a keep-alive)."""
         with self.lock:
             try:
-                if not self.gone and self.handler is not None:
+                if not self.gone and not self.stopped and self.handler is not None:
                     self.handler.write_chunk(comment)
             except OSError:
                 self.detach()
@@ -256,7 +265,10 @@ class HttpStream:
     @property
     def closed(self) -> bool:
         """Whether the client has gone: a write failed, or the connection was reset (an end of file alone is no
-        proof); never, for a resumable stream: its client may come back."""
+        proof), but never for a resumable stream, whose client may come back; or whether the server stopped the
+        request (MAX_LONG), which its tool sees as the client's cancel."""
+        if self.stopped:
+            return True
         if self.log is not None:
             return False
         if self.gone or self.handler is None:
@@ -401,8 +413,9 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
     else:
         raise TypeError("http_server takes mcp_full's MCPServer, or a function that makes each session's server")
     log = EventLog()  # what the sessions' streams sent, for a client that reconnects
-    get_streams = threading.BoundedSemaphore(MAX_GET_STREAMS)
+    get_streams = Budget(MAX_GET_STREAMS)  # GET streams open
     arriving = {}  # connection -> the moment by which its next request must have arrived whole
+    serving = {}  # Handler -> the moment its POST arrived whole, oldest first: the watchdog stops the newest long ones
     arriving_lock = threading.Lock()  # connections' threads add and remove; the watchdog and accept look at it all
     handed_over = set()  # connections cut to make room, whose slots went to the connections they made room for
     streams = Budget(MAX_STREAMS)  # listen streams open
@@ -445,7 +458,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 return self.refuse(405, "the lab's server sends nothing outside a request: no standing stream")
             last = self.header("Last-Event-ID")
             stream, after = (session.standing, session.standing.number) if last is None else log.find(session.sid, last)
-            if not get_streams.acquire(blocking=False):  # a connection each: they may not crowd out the POSTs
+            if not get_streams.take(1):  # a connection each: they may not crowd out the POSTs
                 return self.refuse(503, f"{MAX_GET_STREAMS} GET streams are open already: the session works without one")
             try:
                 # What the session's server sends may go out here from any thread: a client that stops reading is
@@ -458,7 +471,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 session.deliver()  # what waited in the outbox, if nothing is in flight
                 self.hold_get_stream(stream)
             finally:
-                get_streams.release()
+                get_streams.give(1)
 
         def hold_get_stream(self, stream: HttpStream):
             """Keep a GET's stream open until its response is out, another GET takes it over, or either side goes."""
@@ -493,17 +506,25 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
             with arriving_lock:  # the watchdog cuts a connection past it; a first request's time counts from accept
                 arriving.setdefault(self.connection, time.monotonic() + REQUEST_S)
             self.held, self.streaming = 0, False  # bytes of in_flight this request holds; whether it holds a stream
+            self.stream = self.request_id = None  # the request's HttpStream and id, once serve() has them (stop)
             try:
                 super().handle_one_request()
             finally:
-                self.arrived()
+                self.served()
                 in_flight.give(self.held)
                 streams.give(1 if self.streaming else 0)
 
         def arrived(self):
-            """This connection's request came whole (or never will): no deadline, and no longer idle, from now on."""
+            """This POST came whole: no deadline, and no longer idle; served from now on (long, past LONG_S)."""
             with arriving_lock:
                 arriving.pop(self.connection, None)
+                serving[self] = time.monotonic()
+
+        def served(self):
+            """This connection's request was served, or never came whole: neither arriving nor being served."""
+            with arriving_lock:
+                arriving.pop(self.connection, None)
+                serving.pop(self, None)
 
         def parse_request(self) -> bool:
             """Read the request line and the header lines by hand (RFC 9112): http.server's own reader, built on
@@ -649,6 +670,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                                                             "(MAX_STREAMS): try again later"))
             stream = HttpStream(self, events_accepted, message.get("method") == "subscriptions/listen",
                                 log if session else None, session and session.sid)
+            self.stream, self.request_id = stream, message.get("id")
             if stream.ended:  # a listen stream: its writes come from whoever changes a list, and may never wait long
                 self.connection.settimeout(STREAM_WRITE_S)
             if session:
@@ -663,18 +685,20 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                         session.in_flight -= 1
             if reply is None and message.get("method") == "subscriptions/listen" and stream.started:
                 return self.hold_open(server, stream)
-            queued = server.drain_outbox()  # the session's list_changed, if any
-            with stream.lock:
+            with stream.lock:  # held to the end: a request is stopped (stop) before it, or not at all
+                if stream.stopped:  # it has its one answer, the error: the outbox waits for the session's next request
+                    self.close_connection = True
+                    return
+                queued = server.drain_outbox()  # the session's list_changed, if any
                 if stream.gone:
                     self.close_connection = True
                     return
                 if not stream.started:  # nothing was said before the response: one JSON body, in one write
                     stream.done.set()
                     return self.respond(202 if reply is None else status(reply), reply, queued=queued)
-            for event in queued + ([reply] if reply else []):
-                stream.send(event)  # on whichever connection carries the stream now (a resumed stream's GET)
-            stream.done.set()
-            with stream.lock:
+                for event in queued + ([reply] if reply else []):
+                    stream.write(event)  # on whichever connection carries the stream now (a resumed stream's GET)
+                stream.done.set()
                 if stream.handler is not self:  # the client went, or resumed the stream on a GET, which ends it
                     self.close_connection = True
                     return
@@ -683,6 +707,47 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                     self.write_chunk(b"")  # the end of the event stream; the connection stays usable
                 except OSError:
                     self.close_connection = True
+
+        def stop(self):
+            """(The watchdog's.) Stop this long request, long requests and streams holding MAX_LONG connections: its
+            tool sees ctx.cancelled, as if the client had cancelled it, and the client gets the error as its one
+            answer; what the request sends or returns later goes nowhere. Its connection is closed; its slot is free
+            once its tool returns (at once, for a tool that heeds ctx.cancelled; mcp_min's lab cannot be told)."""
+            stream = self.stream
+            if stream is None or not stream.lock.acquire(blocking=False):
+                return  # no request to stop, or a write on it is under way: the watchdog comes back
+            try:
+                if stream.done.is_set() or stream.stopped:
+                    return  # answered already
+                carrier, whole = stream.handler, False  # this connection, a GET that resumed the stream, or none
+                timeout = carrier.connection.gettimeout() if carrier else None
+                error = error_response(self.request_id, INTERNAL_ERROR, (
+                    f"the server is busy: long requests and streams hold the {MAX_LONG} connections they may "
+                    f"(MAX_LONG); this request ran past LONG_S ({LONG_S} s) and was stopped: try again later"))
+                try:
+                    if carrier and not stream.gone:
+                        carrier.connection.settimeout(0)  # the watchdog waits for no client: what cannot go now is cut
+                    if carrier is self and not stream.started and not stream.gone:
+                        self.respond(503, error, {"Connection": "close"})
+                        whole = True
+                    else:
+                        stream.write(error)  # an event after the request's others (kept for replay, in a session)
+                        whole = stream.handler is self and not stream.gone  # (write() let go of a failed connection)
+                        if whole:
+                            self.write_chunk(b"")  # the end of the event stream
+                except OSError:
+                    whole = False
+                finally:
+                    if carrier:
+                        with contextlib.suppress(OSError):
+                            carrier.connection.settimeout(timeout)
+                stream.stopped = True
+                stream.done.set()  # a GET carrying the stream ends it
+                if carrier is self:  # its thread may serve nothing more on it: the client sees the answer end
+                    with contextlib.suppress(OSError):
+                        self.connection.shutdown(socket.SHUT_WR if whole else socket.SHUT_RDWR)
+            finally:
+                stream.lock.release()
 
         def hold_open(self, server: mcp_full.MCPServer, stream: HttpStream):
             """Keep a listen stream open until the server ends it or the client goes; a comment now and then."""
@@ -853,7 +918,8 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 report(f"a request from {client_address[0]} failed", error)  # the server's author sees where
 
         def watch(self):
-            """The watchdog: cut off each connection whose next request has not arrived whole by its deadline."""
+            """The watchdog: cut off each connection whose next request has not arrived whole by its deadline; stop
+            the newest long POSTs past the share of MAX_LONG connections that long requests and streams may hold."""
             while not self.closing:
                 time.sleep(0.25)
                 now = time.monotonic()
@@ -861,9 +927,15 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                     late = [connection for connection, deadline in arriving.items() if now > deadline]
                     for connection in late:
                         del arriving[connection]
+                    long = [handler for handler, since in serving.items()  # oldest first
+                            if now - since > LONG_S and not handler.streaming]
                 for connection in late:
                     with contextlib.suppress(OSError):  # closed already
                         connection.shutdown(socket.SHUT_RDWR)
+                # The streams hold theirs first; the oldest long POSTs the rest. One stopped but still running (its tool
+                # heeds no cancel) holds its connection still, so it counts.
+                for handler in long[max(0, MAX_LONG - streams.used - get_streams.used):]:
+                    handler.stop()
 
         def server_close(self):
             self.closing = True

@@ -20,10 +20,11 @@ import pytest
 import board
 import mcp_full
 import mcp_http
+import mcp_min
 import server_demo
-from mcp_full import RPCError, notification, request, response
+from mcp_full import RPCError, error_response, notification, request, response
 from test_hostile import raw, scripted_http
-from test_transports import HERE, META, TIMEOUT, connected, http_endpoint, initialize_request, wait_until
+from test_transports import HERE, META, TIMEOUT, connected, http_endpoint, initialize_request, stateless, wait_until
 
 
 def head_and_body(answer: bytes) -> tuple:
@@ -521,6 +522,149 @@ def test_a_hundred_and_twenty_eight_listen_streams_lock_no_one_out():
             for conn in conns:
                 conn.close()
 
+
+
+def holding_server() -> tuple:
+    """The demo server with a tool that holds each call until released, or stops once cancelled: (server, release,
+    the ids of the calls it saw cancelled)."""
+    server, release, stopped = server_demo.make_server([*server_demo.DEFAULT_ALLOW, "hold"]), threading.Event(), []
+
+    @server.tool()
+    def hold(ctx: mcp_full.Context) -> str:
+        """Hold the call until released; stop if cancelled."""
+        ctx.progress(1, total=2)  # (sent only if the call gave a progressToken: then its event stream has started)
+        while not release.wait(0.05) and not ctx.cancelled:
+            pass
+        if ctx.cancelled:
+            stopped.append(ctx.id)
+            return "stopped"
+        return "released"
+    return server, release, stopped
+
+
+def read_until_ended(conns: list, received: list, ended: set, count: int):
+    """Read conns into received (bytes for each) until count of them have ended, closed by the server."""
+    deadline = time.monotonic() + TIMEOUT
+    while len(ended) < count:
+        ready = select.select([conn for n, conn in enumerate(conns) if n not in ended], [], [],
+                              max(0.0, deadline - time.monotonic()))[0]
+        if not ready:
+            raise TimeoutError(f"{len(ended)} of the calls answered in {TIMEOUT} s, not {count}")
+        for conn in ready:
+            n = conns.index(conn)
+            data = conn.recv(65536)
+            received[n] += data
+            if not data:
+                ended.add(n)
+
+
+def busy(id) -> dict:
+    """The error a call stopped past the share of long-held connections gets."""
+    return error_response(id, -32603, f"the server is busy: long requests and streams hold the {mcp_http.MAX_LONG} "
+                                      f"connections they may (MAX_LONG); this request ran past LONG_S "
+                                      f"({mcp_http.LONG_S} s) and was stopped: try again later")
+
+
+def test_a_hundred_and_twenty_eight_slow_calls_lock_no_one_out():
+    # Row 2: 128 calls of a slow tool held every slot, and a new client waited for one to end (BUSY_S, a minute, at
+    # most). Now long requests and streams may hold MAX_LONG (96) connections: a call that runs past LONG_S beyond
+    # those is stopped, the newest first, so that the other 32 slots serve short requests.
+    server, release, stopped = holding_server()
+    call, headers = stateless(2, "tools/call", {"name": "hold", "arguments": {}})
+    excess = mcp_http.MAX_CONNECTIONS - mcp_http.MAX_LONG
+    with http_endpoint(server) as port:
+        calls = [socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) for _ in range(mcp_http.MAX_CONNECTIONS)]
+        received, ended = [b""] * len(calls), set()
+        try:
+            for conn in calls:
+                conn.sendall(post(call, headers=headers))
+            read_until_ended(calls, received, ended, excess)  # the newest 32, stopped, have their answers
+            assert a_second_client_is_served(port) < 1.0
+            release.set()
+            read_until_ended(calls, received, ended, len(calls))
+        finally:
+            release.set()
+            for conn in calls:
+                conn.close()
+        wait_until(lambda: len(stopped) == excess, "each stopped call's tool to see it cancelled")
+    answers = [head_and_body(answer) for answer in received]
+    assert all(answer.count(b"HTTP/1.1 ") == 1 for answer in received)  # one answer each
+    assert sorted(status for status, _, _ in answers) == ["HTTP/1.1 200 OK"] * mcp_http.MAX_LONG + [
+        "HTTP/1.1 503 Service Unavailable"] * excess
+    assert [json.loads(body) for status, _, body in answers if " 503 " in status] == [busy(2)] * excess
+    assert {json.loads(body)["result"]["content"][0]["text"] for status, _, body in answers if " 200 " in status} == {
+        "released"}
+
+
+def events_until(conn, received: bytes, end: bytes | None) -> bytes:
+    """Read conn until received holds end (None: until the server closes it); what it holds then."""
+    while end is None or end not in received:
+        data = conn.recv(65536)
+        if not data:
+            assert end is None, f"closed before {end!r}: {received!r}"
+            return received
+        received += data
+    return received
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_a_call_stopped_past_the_share_gets_one_answer_the_error_and_the_older_call_its_result(monkeypatch, era):
+    # The share is one connection here: the older of two long calls runs on; the newer is cancelled (its tool sees
+    # ctx.cancelled) and, its event stream started, gets one answer, the error naming the limit, and no other.
+    monkeypatch.setattr(mcp_http, "MAX_LONG", 1)
+    monkeypatch.setattr(mcp_http, "LONG_S", 0.1)
+    server, release, stopped = holding_server()
+    with http_endpoint(server) as port:
+        session = None
+        if era == "2025-11-25":
+            session = head_and_body(raw(port, post(initialize_request(1))))[1]["mcp-session-id"]
+            raw(port, post(notification("notifications/initialized"), headers={"Mcp-Session-Id": session}))
+
+        def call(id: int) -> tuple:
+            """Send a call of hold; its connection, and what it sent up to its progress (its tool is running)."""
+            if session:
+                message, headers = request(id, "tools/call", {"name": "hold", "arguments": {},
+                                                              "_meta": {"progressToken": id}}), {"Mcp-Session-Id": session}
+            else:
+                message, headers = stateless(id, "tools/call", {"name": "hold", "arguments": {}},
+                                             meta={**META, "progressToken": id})
+            conn = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+            conn.sendall(post(message, headers=headers))
+            return conn, events_until(conn, b"", b"notifications/progress")
+        (older, older_sent), (newer, newer_sent) = call(2), call(3)
+        with older, newer:
+            newer_sent = events_until(newer, newer_sent, None)  # stopped: answered, and closed
+            wait_until(lambda: stopped == [3], "the newer call's tool to see it cancelled")
+            release.set()
+            older_sent = events_until(older, older_sent, None)
+
+    def responses(answer: bytes) -> list:
+        messages = [json.loads(line[len(b"data: "):]) for line in answer.split(b"\n") if line.startswith(b"data: ")]
+        return [message for message in messages if "method" not in message]
+    assert responses(newer_sent) == [busy(3)]
+    assert [reply["result"]["content"] for reply in responses(older_sent)] == [[{"type": "text", "text": "released"}]]
+
+
+def test_the_labs_call_past_the_share_is_answered_at_once_and_what_it_returns_later_is_dropped(monkeypatch):
+    # mcp_min's MCPServer has no Context, so a call cannot be cancelled: stopped, it gets the error at once, and its
+    # function runs to its end, holding its connection till then; what it returns goes nowhere.
+    monkeypatch.setattr(mcp_http, "MAX_LONG", 0)
+    monkeypatch.setattr(mcp_http, "LONG_S", 0.1)
+    release, returned = threading.Event(), []
+
+    def lab() -> mcp_min.MCPServer:
+        server = mcp_min.MCPServer("lab")
+        server.add_tool("hold", lambda: returned.append(release.wait(TIMEOUT)) or "released", "Hold until released.")
+        return server
+    with http_endpoint(lab) as port:
+        session = {"Mcp-Session-Id": head_and_body(raw(port, post(initialize_request(1))))[1]["mcp-session-id"]}
+        raw(port, post(notification("notifications/initialized"), headers=session))
+        answer = raw(port, post(request(2, "tools/call", {"name": "hold", "arguments": {}}), headers=session))
+        assert returned == []  # answered, and the connection closed, while the function still runs
+        release.set()
+        wait_until(lambda: returned == [True], "the function to return")
+    status, headers, body = head_and_body(answer)
+    assert (status, headers["connection"], json.loads(body)) == ("HTTP/1.1 503 Service Unavailable", "close", busy(2))
 
 TAPPED = """import sys, tracemalloc
 sys.path.insert(0, sys.argv[1])
