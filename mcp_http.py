@@ -56,7 +56,7 @@ MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a la
 MAX_LONG = MAX_CONNECTIONS * 3 // 4  # held by streams and long POSTs together (96): the other 32 serve short requests
 LONG_S = 0.5  # a POST served longer than this is long: a tools/call takes milliseconds, so only a slow tool's is
 MAX_GET_STREAMS = 32  # GET streams open at once (each holds a connection as long as it lasts): more are 503
-MAX_STREAMS = 64  # listen streams open at once: with MAX_GET_STREAMS, MAX_LONG at most, so that streams never crowd it
+MAX_STREAMS = 64  # listen streams open at once (more are 503): with MAX_GET_STREAMS, they fit in MAX_LONG
 BUSY_S = 60  # a connection that waits this long for one of them to close is closed itself: every one is busy
 SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
@@ -401,7 +401,8 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
     session afresh, with its own catalog (mcp_min's lab: http_server(make_lab_server)).
 
     Threads: one a connection (http.server's), which reads a POST, runs MCPServer.handle, and writes the
-    events the request sends as they happen, then its response.
+    events the request sends as they happen, then its response; and the watchdog, which cuts a connection
+    whose request is late and stops the newest long POSTs past MAX_LONG.
     """
 
     sessions = {}  # Mcp-Session-Id -> its Session: one a client, in the handshake era
@@ -573,7 +574,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 return  # the body never came whole: the client went away, or the watchdog cut it off
             if not self.hold(parsed_size(body) - len(body)):
                 return
-            self.arrived()  # serving it may take as long as its tool needs
+            self.arrived()  # serving it may take as long as its tool needs (past LONG_S, MAX_LONG allowing)
             try:
                 message = parse(body)  # once the body is read, the connection is reusable
             except RPCError as exc:
