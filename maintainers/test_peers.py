@@ -645,6 +645,33 @@ def test_a_call_stopped_past_the_share_gets_one_answer_the_error_and_the_older_c
     assert [reply["result"]["content"] for reply in responses(older_sent)] == [[{"type": "text", "text": "released"}]]
 
 
+
+def test_a_call_stopped_after_its_stream_was_resumed_gets_the_error_on_the_get_which_goes_on(monkeypatch):
+    # In a session the client may take a stream over with GET and Last-Event-ID: the error then ends that GET's
+    # stream, as the answer would have, and the GET's connection carries the next request.
+    server, release, stopped = holding_server()
+    with http_endpoint(server) as port:
+        session = {"Mcp-Session-Id": head_and_body(raw(port, post(initialize_request(1))))[1]["mcp-session-id"]}
+        raw(port, post(notification("notifications/initialized"), headers=session))
+        call = request(2, "tools/call", {"name": "hold", "arguments": {}, "_meta": {"progressToken": 2}})
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as conn:
+            conn.sendall(post(call, headers=session))
+            progress = events_until(conn, b"", b"notifications/progress")
+        last = next(line for line in progress.split(b"\n") if line.startswith(b"id: "))[len(b"id: "):].decode()
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as get:
+            get.sendall(f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                        f"Mcp-Session-Id: {session['Mcp-Session-Id']}\r\nLast-Event-ID: {last}\r\n\r\n".encode())
+            resumed = events_until(get, b"", b"\r\n\r\n")  # the head: the stream is the GET's now
+            monkeypatch.setattr(mcp_http, "MAX_LONG", 0)
+            resumed = events_until(get, resumed, b"\r\n0\r\n\r\n")  # the error, then the stream's end
+            wait_until(lambda: stopped == [2], "the call's tool to see it cancelled")
+            get.sendall(post(request(3, "ping"), headers=session))
+            pong = events_until(get, b"", None)
+        release.set()
+    errors = [json.loads(line[len(b"data: "):]) for line in resumed.split(b"\n") if line.startswith(b"data: ")]
+    assert errors == [busy(2)]
+    assert json.loads(head_and_body(pong)[2]) == response(3, {})
+
 def test_the_labs_call_past_the_share_is_answered_at_once_and_what_it_returns_later_is_dropped(monkeypatch):
     # mcp_min's MCPServer has no Context, so a call cannot be cancelled: stopped, it gets the error at once, and its
     # function runs to its end, holding its connection till then; what it returns goes nowhere.
