@@ -364,7 +364,8 @@ class Context:
 
     @property
     def cancelled(self) -> bool:
-        """Whether the client cancelled this request: notifications/cancelled named it, or it closed the request's stream."""
+        """Whether this request was cancelled: notifications/cancelled named it, or its stream says closed (the client
+        closed it, or the transport stopped the request)."""
         return self.cancelled_by_client or bool(self.stream and self.stream.closed)
 
     def close_stream(self):
