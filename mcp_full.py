@@ -1135,16 +1135,20 @@ def result_problem(method: str, result: dict) -> str | None:
     for key in RESULT_KEYS.get(method, ()):
         if key not in result:
             return f"{key} is missing"
-    for key, kind in RESULT_TYPES.items():
-        if key in result and (not isinstance(result[key], kind) or isinstance(result[key], bool)):
+    for key, value in result.items():  # the keys the result has (a tool's: content alone), not every key there is
+        kind = RESULT_TYPES.get(key)
+        if kind is None:
+            continue
+        if not isinstance(value, kind) or isinstance(value, bool):
             return f"{key} must be {TYPE_NAMES[kind]}"
-    for key, name in ITEM_KEYS.items():
-        for at, item in enumerate(result.get(key, [])):
-            if not isinstance(item, dict) or not isinstance(item.get(name), str):
-                return f"{key}[{at}] must be an object with a string {name}"
-    for key, question in result.get("inputRequests", {}).items():
-        if not isinstance(question, dict) or not isinstance(question.get("method"), str):
-            return f"inputRequests.{key} must be an object with a string method"
+        if key in ITEM_KEYS:
+            for at, item in enumerate(value):
+                if not isinstance(item, dict) or not isinstance(item.get(ITEM_KEYS[key]), str):
+                    return f"{key}[{at}] must be an object with a string {ITEM_KEYS[key]}"
+        if key == "inputRequests":
+            for name, question in value.items():
+                if not isinstance(question, dict) or not isinstance(question.get("method"), str):
+                    return f"inputRequests.{name} must be an object with a string method"
     return None
 
 

@@ -489,9 +489,9 @@ def malformed(reply) -> str | None:
         return "not an object"
     if ("result" in reply) == ("error" in reply):
         return "it needs exactly one of result and error"
-    if "result" in reply and not isinstance(reply["result"], dict):
-        return "result is not an object"
-    error = reply.get("error", {"code": 0, "message": ""})
+    if "result" in reply:
+        return None if isinstance(reply["result"], dict) else "result is not an object"
+    error = reply["error"]
     if not isinstance(error, dict) or type(error.get("code")) is not int or not isinstance(error.get("message"), str):
         return "error is not an object with an integer code and a string message"
     return None
@@ -580,6 +580,8 @@ class MCPClient:
     def _pump_notifications(self) -> list:
         """Drain what the server pushed, and re-list on each list_changed (course 000); what was drained."""
         notifications = self.transport.drain()
+        if not notifications:
+            return notifications  # the usual case after a call: nothing was pushed
         refreshes = {  # list_changed is an invalidation, not a diff: fetch the list again
             "notifications/tools/list_changed": self.list_tools,
             "notifications/resources/list_changed": self.list_resources,

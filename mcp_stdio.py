@@ -337,8 +337,8 @@ class StdioTransport(Transport):
                 self._read(deadline)
                 continue
             try:
-                incoming = json.loads(self._lines.popleft())
-            except (ValueError, RecursionError):
+                incoming = json.loads(self._lines.popleft().decode())  # (bytes would have their encoding guessed)
+            except (ValueError, RecursionError):  # UnicodeDecodeError too
                 continue  # junk on the server's stdout (a stray print) is not a message
             if not isinstance(incoming, dict):
                 continue
@@ -359,9 +359,12 @@ class StdioTransport(Transport):
             raise ConnectionError(f"the server closed its stdout (exit code {self.process.poll()})")
         *complete, rest = chunk.split(b"\n")
         if complete:
-            first = bytes(self._partial) + complete[0]
-            self._lines.extend(([] if self._skipping else [first]) + complete[1:])
+            if self._skipping:  # the line too long ends here: dropped whole
+                del complete[0]
+            elif self._partial:  # the line begun in an earlier chunk ends here
+                complete[0] = bytes(self._partial) + complete[0]
             self._partial, self._skipping = bytearray(), False
+            self._lines.extend(complete)
         if not self._skipping:
             self._partial += rest  # growing a bytearray: an endless line costs linear time, not quadratic
         if len(self._partial) > MAX_MESSAGE_BYTES:
