@@ -172,10 +172,17 @@ class HttpStream:
         self.stopped = False  # the server stopped the request and answered it (MAX_LONG): nothing more goes out
         self.ended = threading.Event() if listen else None  # set when a listen stream's response is out
         self.log, self.session_id = log, session_id  # resumable: the server's EventLog, and the session's id
-        self.key = secrets.token_urlsafe(9)  # names the stream in its events' ids: "key.number"
+        self._key = None  # names the stream in its events' ids, "key.number": made when an event first needs it
         self.number = 0  # the number of its last event
         self.kept, self.kept_bytes = collections.deque(), 0  # (number, event) kept for replay, guarded by log.lock
         self.done = threading.Event()  # set when its response is out: nothing more will be sent on it
+
+    @property
+    def key(self) -> str:
+        """The stream's name in its events' ids ("key.number"), unguessable; most streams never need one."""
+        if self._key is None:
+            self._key = secrets.token_urlsafe(9)
+        return self._key
 
     def send(self, message: dict):
         """Write one of the server's messages as an event of this request's stream, if it can carry it."""
@@ -351,20 +358,29 @@ def read_head(reader) -> dict:
     alike: {lower-case name: [its values, in order]}; ValueError(status, reason) for a head that is too large
     (431) or could be read another way (400).
     """
-    fields, lines = {}, 0
-    while True:
-        line = reader.readline(MAX_HEADER_LINE + 1)
-        if line in (b"\r\n", b"\n", b""):
-            return fields  # the empty line that ends the head (or the end of the connection)
-        lines += 1
-        if len(line) > MAX_HEADER_LINE or lines > MAX_HEADERS:
-            raise ValueError(431, "a header line is too long, or there are too many")
+    # A head usually arrives whole, in one packet: when it is all in the reader's buffer, each line ending in CRLF
+    # and the first empty line ending it, it is taken at once and split, not read a line at a time.
+    arrived = reader.peek(1)
+    end = arrived.find(b"\r\n\r\n")
+    if end > 0 and not arrived.startswith(b"\r\n") and arrived.count(b"\n", 0, end) == arrived.count(b"\r\n", 0, end):
+        lines = reader.read(end + 4)[:end].split(b"\r\n")
+    else:
+        lines = []
+        while (line := reader.readline(MAX_HEADER_LINE + 1)) not in (b"\r\n", b"\n", b""):  # b"": the connection ended
+            if len(line) > MAX_HEADER_LINE or len(lines) == MAX_HEADERS:
+                raise ValueError(431, "a header line is too long, or there are too many")
+            lines.append(line.removesuffix(b"\n").removesuffix(b"\r"))
+    if len(lines) > MAX_HEADERS:
+        raise ValueError(431, "a header line is too long, or there are too many")
+    fields = {}
+    for line in lines:
         name, colon, value = str(line, "latin-1").partition(":")
-        if not colon or not name or name != name.strip() or "\r" in value[:-2]:
+        if not colon or not name or name != name.strip() or "\r" in value:
             # Whitespace before the colon, a line folded onto the one before, or a CR that ends no line: each
             # could be read another way by another reader (RFC 9112, sections 2.2, 5.1 and 5.2).
             raise ValueError(400, "a header line is a name, a colon and a value")
-        fields.setdefault(name.lower(), []).append(value.strip(" \t\r\n"))
+        fields.setdefault(name.lower(), []).append(value.strip(" \t"))
+    return fields
 
 
 def parsed_size(body: bytes) -> int:
@@ -992,6 +1008,8 @@ class HttpConnection:
 
     def __init__(self, address: tuple, timeout: float):
         self.address, self.timeout = address, timeout
+        host = f"[{address[0]}]" if ":" in address[0] else address[0]  # an IPv6 address is bracketed
+        self.host = f"{host}:{address[1]}"  # the Host header of every request
         self.socket: socket.socket | None = None  # opened by the first request, and again once closed
         self.reader: io.BufferedReader | None = None  # the socket's file for reading
         self.status, self.headers = 0, {}  # the response being read: its status; lower-case name -> first value
@@ -1009,8 +1027,7 @@ class HttpConnection:
             self.reader = io.BufferedReader(DeadlineSocketIO(self.socket, self))
         self.socket.settimeout(self.timeout)
         self.deadline = time.monotonic() + self.timeout  # the response's status, headers and body, all of it
-        host = f"[{self.address[0]}]" if ":" in self.address[0] else self.address[0]  # an IPv6 address
-        lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{self.address[1]}",
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {self.host}",
                  *(f"{name}: {value}" for name, value in headers.items()), f"Content-Length: {len(body)}"]
         self.socket.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
         status = [b"", b"100"]
