@@ -14,6 +14,7 @@ http.client's readers cost more than the rest of a round trip.
 import base64
 import collections
 import contextlib
+import functools
 import http.server
 import io
 import json
@@ -383,6 +384,12 @@ def read_head(reader) -> dict:
     return fields
 
 
+@functools.lru_cache(maxsize=256)  # a client names the same host with each request: read it once
+def host_of(url: str) -> str | None:
+    """The host a URL (or "//" and a Host header) names, lower-cased; ValueError if it cannot be read as one."""
+    return urllib.parse.urlsplit(url).hostname
+
+
 def parsed_size(body: bytes) -> int:
     """About the bytes json.loads makes of body: each object or array ~64, each string ~50, each item's slot 8."""
     # A 4 MiB body of {}s parses to some 100 MB: what a request holds while its tool runs is this, not its length.
@@ -528,8 +535,10 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 super().handle_one_request()
             finally:
                 self.served()
-                in_flight.give(self.held)
-                streams.give(1 if self.streaming else 0)
+                if self.held:
+                    in_flight.give(self.held)
+                if self.streaming:
+                    streams.give(1)
 
         def arrived(self):
             """This POST came whole: no deadline, and no longer idle; served from now on (long, past LONG_S)."""
@@ -576,7 +585,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 # Two ways to frame one body could be read two ways: a smuggled request (RFC 9112, section 6.3).
                 return self.refuse(400, "a body is framed by exactly one Content-Length, and no Transfer-Encoding")
             length = lengths[0] if lengths else ""
-            if not re.fullmatch(r"[0-9]{1,10}", length):
+            if not (len(length) <= 10 and length.isascii() and length.isdigit()):  # 1 to 10 decimal digits
                 return self.refuse(411, "Content-Length is required, in decimal digits")
             if int(length) > MAX_MESSAGE_BYTES:
                 return self.refuse(413, f"the body must be {MAX_MESSAGE_BYTES} bytes at most")
@@ -842,10 +851,10 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
         def is_allowed(self) -> bool:
             """The path is /mcp, and Host and Origin are local names; otherwise refuse before reading a body."""
             try:
-                host = urllib.parse.urlsplit("//" + self.header("Host", "")).hostname
+                host = host_of("//" + self.header("Host", ""))
                 origin = self.header("Origin")
                 path = urllib.parse.urlsplit(self.path).path
-                origin_host = urllib.parse.urlsplit(origin).hostname if origin else None
+                origin_host = host_of(origin) if origin else None
             except ValueError:  # "[" that opens no IPv6 address, say
                 return self.refuse(400, "Host, Origin or the target cannot be read as a URL's part")
             if path != MCP_PATH:
