@@ -62,7 +62,7 @@ import time
 import types
 import weakref
 
-from mcp_min import (INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JSONRPC, METHOD_NOT_FOUND, NOT_INITIALIZED,
+from mcp_min import (ENCODER, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JSONRPC, METHOD_NOT_FOUND, NOT_INITIALIZED,
                      PARSE_ERROR, TOOL_NOT_ALLOWED, UNKNOWN_TOOL, RPCError, check_arguments, error_response,
                      first_line, is_notification, is_response, malformed, negotiate_version, notification, param,
                      print_trace, prompt_messages, report, request, resource_contents, response, text_content,
@@ -736,7 +736,7 @@ class MCPServer(mcp_min.MCPServer):
                                 f"{getattr(promised, '__name__', promised)}: a forgotten return?")
         blocks = [value] if is_content_block(value) else value
         if isinstance(blocks, list) and blocks and all(is_content_block(block) for block in blocks):
-            json.dumps(blocks, allow_nan=False)  # fail here, inside the tool's try, not on the wire
+            ENCODER.encode(blocks)  # fail here, inside the tool's try, not on the wire
             return {"content": blocks}
         result = super().tool_result(value)
         if isinstance(value, dict):
@@ -1393,7 +1393,6 @@ class MCPClient(mcp_min.MCPClient):
 # ---------------------------------------------------------------------------------------------------
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the largest message: one stdio line or one HTTP body
-ENCODER = json.JSONEncoder(allow_nan=False)  # made once: json.dumps(value, **options) makes one a call
 
 
 def encode(message: dict) -> str:

@@ -132,6 +132,9 @@ def valid_id(id) -> bool:
 
 VERSIONS = ["2025-11-25", "2025-06-18"]  # newest first: the versions initialize may agree on
 
+ENCODER = json.JSONEncoder(allow_nan=False)  # NaN and Infinity are not JSON; made once (json.dumps(value,
+# allow_nan=False) would make one each call)
+
 PYTHON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list,
               "object": dict, "null": type(None)}  # a JSON Schema type, and the Python types json.loads makes
 
@@ -279,7 +282,7 @@ class MCPServer:
         """What a tool returned, as a tools/call result: a string is one text block, any other value its JSON text."""
         if isinstance(value, str):
             return {"content": [text_content(value)]}
-        return {"content": [text_content(json.dumps(value, allow_nan=False))]}  # what JSON cannot carry raises here
+        return {"content": [text_content(ENCODER.encode(value))]}  # what JSON cannot carry raises here
 
     def _list_resources(self, params: dict) -> dict:
         # resources/list {}

@@ -18,7 +18,7 @@ import threading
 import time
 
 from mcp_min import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RPCError, error_response, is_notification, notification
-from mcp_full import ENCODER, MAX_MESSAGE_BYTES, SUBSCRIPTION_ID_KEY, Transport, encode
+from mcp_full import MAX_MESSAGE_BYTES, SUBSCRIPTION_ID_KEY, Transport, encode
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 9. stdio ----

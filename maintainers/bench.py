@@ -61,7 +61,7 @@ STARTUP = [  # (row, what it imports, whether it has a no-cache column)
     ("python -c pass", "nothing", False),
     ("json-only server (floor)", "json", False),
     ("the lab alone", "mcp_min, mcp_stdio, mcp_full", True),
-    ("server_demo.py", "mcp_min, mcp_full, mcp_stdio, mcp_http, typing", True),
+    ("server_demo.py", "mcp_min, mcp_full, mcp_stdio, typing", True),  # mcp_http only with --http
     ("official SDK server", "mcp, pydantic, anyio", False),
 ]
 SDK_ONLY_ROWS = {"official SDK server"}

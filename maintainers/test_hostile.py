@@ -7,6 +7,7 @@ the lab. Waits are bounded and everything stays on loopback; no test asserts tha
 import base64
 import contextlib
 import http.client
+import io
 import json
 import os
 import re
@@ -216,6 +217,46 @@ def test_a_malformed_request_head_is_refused_and_nothing_behind_it_is_served(cas
         reply = raw(port, data + post_bytes(*stateless_bytes(2)))
         assert (status_of(reply), body_of(reply)["error"]["message"]) == (status, error)
         assert len(re.findall(rb"(?m)^HTTP/1\.1 [0-9]{3} ", reply)) == 1  # one response: the second POST was never read
+
+
+class OneByteARead(io.RawIOBase):
+    """A peer whose head arrives a byte at a time: read_head never finds it whole in its reader's buffer."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if not self.data:
+            return 0
+        buffer[0], self.data = self.data[0], self.data[1:]
+        return 1
+
+
+HEADS = [  # (a head after its request line, and a body behind it), what read_head makes of it, the body left unread
+    (b"Host: a\r\nX-B:  two  words\t\r\nx-b: 3\r\n\r\nbody", {"host": ["a"], "x-b": ["two  words", "3"]}, b"body"),
+    (b"Host: a\nX-B: 2\n\nbody", {"host": ["a"], "x-b": ["2"]}, b"body"),  # bare LFs end lines too
+    (b"Host: a\r\n\nbody", {"host": ["a"]}, b"body"),
+    (b"\r\nbody\r\nX-A: 1\r\n\r\nnext", {}, b"body\r\nX-A: 1\r\n\r\nnext"),  # no header: a body's CRLFs are its own
+    (b"Host: a\r\nX-A: 1\rX-B: 2\r\n\r\n", (400, NOT_A_HEADER), None),
+    (b"Host: a\r\n folded\r\n\r\n", (400, NOT_A_HEADER), None),
+    (b"Host : a\r\n\r\n", (400, NOT_A_HEADER), None),
+    (b"X-A: 1\r\n" * 101 + b"\r\n", (431, HEAD_TOO_LARGE), None),
+    (b"X-A: 1\r\n" * 100 + b"\r\nbody", {"x-a": ["1"] * 100}, b"body"),
+]
+
+
+@pytest.mark.parametrize("head, fields, rest", HEADS)
+def test_a_head_reads_the_same_whether_it_arrives_whole_or_a_byte_at_a_time(head, fields, rest):
+    # read_head takes a head that arrived whole at once, and reads one that did not line by line: either way, the same.
+    for raw in (io.BytesIO(head), OneByteARead(head)):
+        reader = io.BufferedReader(raw)
+        try:
+            assert (mcp_http.read_head(reader), reader.read()) == (fields, rest)
+        except ValueError as exc:
+            assert (exc.args, rest) == (fields, None)
 
 
 def test_header_names_are_read_in_any_case_and_100_continue_is_answered():
