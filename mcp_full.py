@@ -727,13 +727,13 @@ class MCPServer(mcp_min.MCPServer):
         them is how a tool returns pictures, sound or files; a dict that has a "type" key but not a
         block's fields is data, not a block.
         """
-        if isinstance(value, str):
-            return super().tool_result(value)
         if value is None:
             promised = self.tools.get(context().params.get("name"), {}).get("returns")
             if promised not in (None, type(None), "None") and type(None) not in getattr(promised, "__args__", ()):
                 raise TypeError(f"the tool returned nothing (None), though its hint says it returns "
                                 f"{getattr(promised, '__name__', promised)}: a forgotten return?")
+        if not isinstance(value, (dict, list)):
+            return super().tool_result(value)  # a string, a number, a boolean, null: the lab's one text block
         blocks = [value] if is_content_block(value) else value
         if isinstance(blocks, list) and blocks and all(is_content_block(block) for block in blocks):
             ENCODER.encode(blocks)  # fail here, inside the tool's try, not on the wire
