@@ -132,8 +132,8 @@ def valid_id(id) -> bool:
 
 VERSIONS = ["2025-11-25", "2025-06-18"]  # newest first: the versions initialize may agree on
 
-ENCODER = json.JSONEncoder(allow_nan=False)  # NaN and Infinity are not JSON; made once (json.dumps(value,
-# allow_nan=False) would make one each call)
+# NaN and Infinity are not JSON. Made once: json.dumps(value, allow_nan=False) would make an encoder each call.
+ENCODER = json.JSONEncoder(allow_nan=False)
 
 PYTHON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "array": list,
               "object": dict, "null": type(None)}  # a JSON Schema type, and the Python types json.loads makes

@@ -364,7 +364,7 @@ class StdioTransport(Transport):
             elif self._partial:  # the line begun in an earlier chunk ends here
                 complete[0] = bytes(self._partial) + complete[0]
             self._partial, self._skipping = bytearray(), False
-            self._lines.extend(complete)
+            self._lines.extend(line for line in complete if len(line) <= MAX_MESSAGE_BYTES)  # a line too long: dropped
         if not self._skipping:
             self._partial += rest  # growing a bytearray: an endless line costs linear time, not quadratic
         if len(self._partial) > MAX_MESSAGE_BYTES:

@@ -344,3 +344,29 @@ def test_the_conformance_servers_reconnection_fixture_answers_a_client_that_resu
         result = client.call_tool("test_reconnection")
         client.close()
     assert result["content"][0]["text"].startswith("Reconnection test completed successfully.")
+
+
+# A stdio server that answers one ping twice: first with a response over the line limit, then with one of 100 kB,
+# which the client reads in two reads at least (it reads 64 KiB at a time), so it must join the line's pieces.
+OVER_THE_LIMIT_SERVER = r"""
+import json, sys
+ping = json.loads(sys.stdin.readline())
+out = sys.stdout.buffer
+out.write(json.dumps({"jsonrpc": "2.0", "id": ping["id"], "result": {"pad": "x" * 300_000}}).encode() + b"\n")
+out.write(json.dumps({"jsonrpc": "2.0", "id": ping["id"], "result": {"pad": "y" * 100_000}}).encode() + b"\n")
+out.flush()
+sys.stdin.read()
+"""
+
+
+def test_the_stdio_client_drops_a_line_over_the_limit_whole_and_joins_a_line_read_in_pieces(monkeypatch, tmp_path):
+    import sys
+    import mcp_stdio
+    monkeypatch.setattr(mcp_stdio, "MAX_MESSAGE_BYTES", 200_000)  # the first response is 300 kB: over it
+    script = tmp_path / "server.py"
+    script.write_text(OVER_THE_LIMIT_SERVER)
+    transport = mcp_stdio.StdioTransport([sys.executable, str(script)], timeout=TIMEOUT)
+    try:
+        assert transport.send(request(1, "ping")) == response(1, {"pad": "y" * 100_000})
+    finally:
+        transport.close()
