@@ -735,10 +735,10 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                     self.close_connection = True
 
         def stop(self):
-            """(The watchdog's.) Stop this long request, long requests and streams holding MAX_LONG connections: its
-            tool sees ctx.cancelled, as if the client had cancelled it, and the client gets the error as its one
-            answer; what the request sends or returns later goes nowhere. Its connection is closed; its slot is free
-            once its tool returns (at once, for a tool that heeds ctx.cancelled; mcp_min's lab cannot be told)."""
+            """Stop this long request past the share of MAX_LONG: the busy error is its one answer (the watchdog's)."""
+            # Its tool sees ctx.cancelled, as if the client had cancelled it; what the request sends or returns later
+            # goes nowhere. Its connection is closed, and its slot is free once its tool returns: at once for a tool
+            # that heeds ctx.cancelled; mcp_min's lab cannot be told.
             stream = self.stream
             if stream is None or not stream.lock.acquire(blocking=False):
                 return  # no request to stop, or a write on it is under way: the watchdog comes back
