@@ -1127,6 +1127,12 @@ class NewestKept(queue.Queue):
         self.queue = collections.deque(maxlen=MAX_KEPT_NOTIFICATIONS)  # queue.Queue's storage, bounded
 
 
+def refused(status: int, incoming: dict) -> bool:
+    """Whether an HTTP error status came with a JSON-RPC error: the answer to the POST's one request, whatever its id
+    (a server that refuses a request before reading it answers id null: JSON-RPC 2.0, section 5)."""
+    return status >= 400 and "error" in incoming
+
+
 class HttpTransport(Transport):
     """The client's side of Streamable HTTP: one POST a message, on one kept-alive connection.
 
@@ -1211,7 +1217,8 @@ class HttpTransport(Transport):
                 for incoming in self.messages(reply, self.connection, deadline, cursor=cursor):
                     if not isinstance(incoming, dict):
                         continue  # not a message at all
-                    if "method" not in incoming and same_id(incoming.get("id"), message["id"]):
+                    if "method" not in incoming and (same_id(incoming.get("id"), message["id"])
+                                                     or refused(reply.status, incoming)):
                         if resumes:
                             self.connection.close()  # a resumed stream may stay open after its response
                         else:

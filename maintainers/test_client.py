@@ -82,6 +82,53 @@ def test_connect_falls_back_to_the_handshake_when_minus_32022_lists_no_version_i
     assert [m["method"] for m in transport.sent] == ["server/discover", "initialize", "notifications/initialized"]
 
 
+def json_answer(status: bytes, message: dict) -> bytes:
+    """An HTTP answer of the given status whose body is message, as JSON."""
+    body = json.dumps(message).encode()
+    return b"HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (status, len(body), body)
+
+
+# What a server of the TypeScript SDK 1.x answers a server/discover it cannot take: 400, -32000 and id null.
+NOT_INITIALIZED_400 = json_answer(b"400 Bad Request", error_response(None, -32000, "Bad Request: Server not initialized"))
+UNSUPPORTED_400 = json_answer(b"400 Bad Request", error_response(None, -32000,
+                                                                 "Bad Request: Unsupported protocol version"))
+
+
+@pytest.mark.parametrize("refusal", [NOT_INITIALIZED_400, UNSUPPORTED_400], ids=["not initialized", "unsupported"])
+def test_connect_falls_back_to_the_handshake_when_discover_gets_an_http_error_with_a_json_rpc_error(refusal):
+    # Any HTTP error status whose body is a JSON-RPC error (id null included) answers the POST's one request:
+    # no 2026-07-28 there, so the handshake, as over stdio.
+    initialized = response(2, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                               "serverInfo": {"name": "typescript-1.x", "version": "1"}})
+    accepted = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"
+    with scripted_http(refusal, json_answer(b"200 OK", initialized), accepted,
+                       json_answer(b"200 OK", response(3, {"tools": []}))) as (port, _):
+        sent = []
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT,
+                                           trace=lambda direction, message: sent.append(message.get("method")))
+        client = MCPClient(transport)
+        client.connect()
+        assert (client.era, client.protocol_version, client.list_tools()) == ("handshake", "2025-11-25", [])
+        assert sent == ["server/discover", None, "initialize", None, "notifications/initialized", "tools/list", None]
+
+
+def test_an_http_error_with_a_json_rpc_error_is_that_requests_error_not_a_lost_answer():
+    # The RPCError carries the server's code and message, whatever the body's id; the connection carries the next POST.
+    with scripted_http(NOT_INITIALIZED_400, json_answer(b"200 OK", pong(2))) as (port, opened):
+        client = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT))
+        with pytest.raises(RPCError, match="Bad Request: Server not initialized") as caught:
+            client.request("ping")
+        assert (caught.value.code, client.request("ping"), len(opened)) == (-32000, {}, 1)
+
+
+def test_an_http_error_whose_body_is_a_result_is_still_no_answer():
+    # Only an error can be the answer an error status carries: a result there is the server's confusion, said so.
+    with scripted_http(json_answer(b"400 Bad Request", response(None, {}))) as (port, _):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        with pytest.raises(ConnectionError, match="HTTP 400: the body held no response to ping"):
+            transport.send(request(1, "ping"))
+
+
 def test_discover_with_capabilities_but_no_version_is_400_over_http():
     # A required _meta field missing is a 400, whichever field it is (conformance: sep-2575-http-server-meta-invalid-400).
     meta = {"io.modelcontextprotocol/clientCapabilities": {}}

@@ -1,8 +1,9 @@
-"""Interop with the official TypeScript SDK's client (@modelcontextprotocol/sdk), the client the MCP Inspector is built on.
+"""Interop with the official TypeScript SDK (@modelcontextprotocol/sdk): its client, the one the MCP Inspector is built
+on, against server_demo.py; and mcp_min's client against the SDK's reference server, server-everything.
 
-Skipped unless `node` is on PATH and MCP_TS_SDK names a node_modules folder that holds the SDK. `.ci/run`
-installs it; by hand:
-    npm install --prefix /tmp/ts @modelcontextprotocol/sdk@1.32.2
+Skipped unless `node` is on PATH and MCP_TS_SDK names a node_modules folder that holds the SDK (and, for the
+second, server-everything). `.ci/run` installs both; by hand:
+    npm install --prefix /tmp/ts @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/server-everything@2026.8.31
     MCP_TS_SDK=/tmp/ts/node_modules python -m pytest maintainers/test_interop_typescript.py
 """
 
@@ -10,13 +11,18 @@ import json
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
 import sys
 
 import pytest
 
+import mcp_full
+import mcp_http
+
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 SDK = os.environ.get("MCP_TS_SDK", "")
+EVERYTHING = pathlib.Path(SDK) / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 pytestmark = pytest.mark.skipif(
     not shutil.which("node") or not (pathlib.Path(SDK) / "@modelcontextprotocol" / "sdk").is_dir(),
     reason="the TypeScript SDK is not installed (set MCP_TS_SDK to a node_modules folder that holds it)")
@@ -96,4 +102,38 @@ def test_typescript_client_drives_server_demo_over_http(tmp_path):
     finally:
         server.terminate()
         assert server.wait(timeout=10) == 0
+        server.stderr.close()
+
+
+def free_port() -> int:
+    """A port no one listens on now (server-everything takes its port from PORT and cannot be asked for any)."""
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        return probe.getsockname()[1]
+
+
+@pytest.mark.skipif(not EVERYTHING.is_file(), reason="server-everything is not installed beside the SDK")
+def test_mcp_min_client_falls_back_to_the_handshake_and_drives_server_everything_over_http():
+    # A TypeScript SDK 1.x server answers server/discover HTTP 400 with a -32000 error of id null: connect("auto")
+    # takes that as "no 2026-07-28 here" and initializes, as it does over stdio.
+    port = free_port()
+    server = subprocess.Popen(["node", str(EVERYTHING), "streamableHttp"], env={**os.environ, "PORT": str(port)},
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "listening on port" in server.stderr.readline()
+        sent = []
+        client = mcp_full.MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=30,
+                                                           trace=lambda direction, message: sent.append(message)))
+        client.connect("auto")
+        assert [message["error"]["code"] for message in sent if "error" in message] == [-32000]
+        assert (client.era, [message.get("method") for message in sent if "method" in message]) == (
+            "handshake", ["server/discover", "initialize", "notifications/initialized"])
+        tools = [tool["name"] for tool in client.list_tools()]
+        assert {"echo", "get-sum"} <= set(tools), tools
+        assert client.call_tool("echo", {"message": "hi"})["content"] == [{"type": "text", "text": "Echo: hi"}]
+        assert client.call_tool("get-sum", {"a": 2, "b": 3})["content"] == [{"type": "text",
+                                                                             "text": "The sum of 2 and 3 is 5."}]
+        client.transport.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
         server.stderr.close()
