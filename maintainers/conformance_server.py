@@ -7,6 +7,7 @@ fixture is an ordinary tool, resource or prompt: what the suite checks is the pr
 """
 
 import base64
+import itertools
 import pathlib
 import sys
 from typing import Literal
@@ -107,6 +108,37 @@ def test_streaming_elicitation(ctx: Context) -> str:
     """Reports progress on the request's own stream, and asks nothing there."""
     ctx.progress(50, 100)
     return "Streaming complete"
+
+
+@server.tool()
+def greet(name: str) -> str:
+    """Greets name: the plain tool the tasks extension's scenarios call beside their task tools."""
+    return f"Hello, {name}!"
+
+
+# ---- changing a list while a subscriptions/listen stream is open (2026-07-28, "Subscriptions") ----
+# Each call offers one tool (or prompt) anew, its description counting the changes: the list a client cached
+# really differs, so list_changed is no false alarm, and the list stays one entry longer however often it runs.
+
+TOOL_CHANGES, PROMPT_CHANGES = itertools.count(1), itertools.count(1)
+
+
+@server.tool()
+def test_trigger_tool_change() -> str:
+    """Changes the tool list: a listen stream that asked for tool changes hears tools/list_changed."""
+    change = next(TOOL_CHANGES)
+    server.add_tool("test_changed_tool", lambda: "changed",
+                    f"Offered anew by test_trigger_tool_change (change {change})", notify=True, replace=True)
+    return f"tool list changed ({change})"
+
+
+@server.tool()
+def test_trigger_prompt_change() -> str:
+    """Changes the prompt list: a listen stream that asked for prompt changes hears prompts/list_changed."""
+    change = next(PROMPT_CHANGES)
+    server.add_prompt("test_changed_prompt", lambda: "changed",
+                      f"Offered anew by test_trigger_prompt_change (change {change})", notify=True, replace=True)
+    return f"prompt list changed ({change})"
 
 
 ADDRESS = {"$anchor": "addressDef", "type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}

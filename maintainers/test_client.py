@@ -13,7 +13,7 @@ import mcp_min
 import server_demo
 from mcp_full import Context, MCPClient, MCPServer, RPCError, error_response, notification, request, response
 from test_hostile import chunked, pong, scripted_http
-from test_transports import META, TIMEOUT, connection, exchange, http_endpoint, open_session
+from test_transports import META, TIMEOUT, connection, exchange, http_endpoint, open_session, stateless
 
 
 def event_stream_answer(body: bytes) -> bytes:
@@ -391,6 +391,85 @@ def test_the_conformance_servers_reconnection_fixture_answers_a_client_that_resu
         result = client.call_tool("test_reconnection")
         client.close()
     assert result["content"][0]["text"].startswith("Reconnection test completed successfully.")
+
+
+# ---- the fixtures the suite calls beside its checks (maintainers/conformance_server.py) ----
+
+def greet_result(name: str) -> dict:
+    """What greet answers a 2026-07-28 call for name: one text block, resultType complete, no taskId."""
+    return {"content": [{"type": "text", "text": f"Hello, {name}!"}], "resultType": "complete", "isError": False,
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "mcp_min-conformance", "version": "0.1.0"}}}
+
+
+# (params of tools/call, a header the suite sets or changes, HTTP status, the JSON-RPC answer's result or error)
+GREETINGS = [
+    ({"name": "greet", "arguments": {"name": "World"}}, {}, 200, greet_result("World")),
+    ({"name": "greet", "arguments": {"name": "sep-2243"}}, {"Mcp-Method": "tools/call"}, 200, greet_result("sep-2243")),
+    # A v1 client's task hint on a tool that has no task is ignored: the plain result, no task (tasks extension).
+    ({"name": "greet", "arguments": {"name": "legacy-hint"}, "task": {"ttl": 60000, "pollInterval": 100}}, {}, 200,
+     greet_result("legacy-hint")),
+    ({"name": "greet", "arguments": {"name": "header-mismatch"}}, {"Mcp-Method": "tasks/get"}, 400,
+     {"code": -32020, "message": "the Mcp-Method header does not match the body"}),
+]
+
+
+@pytest.mark.parametrize("params, header, status, answer", GREETINGS,
+                         ids=["plain", "mcp-method", "legacy task", "mismatch"])
+def test_the_conformance_servers_greet_answers_as_the_tasks_scenarios_check(params, header, status, answer):
+    import conformance_server
+    message, headers = stateless(1, "tools/call", params)
+    with http_endpoint(conformance_server.server) as port:
+        conn = connection(port)
+        got_status, _, body = exchange(conn, message, {**headers, **header})
+        conn.close()
+    expected = response(1, answer) if status == 200 else error_response(1, answer["code"], answer["message"])
+    assert (got_status, json.loads(body)) == (status, expected)
+
+
+def listening(port: int, **notifications) -> mcp_http.HttpTransport:
+    """An HttpTransport with a subscriptions/listen stream open for the notifications named, acknowledged."""
+    transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+    listen = request("listen", "subscriptions/listen", {"notifications": notifications, "_meta": META})
+    assert transport.listen(listen) == notification("notifications/subscriptions/acknowledged", {
+        "_meta": {"io.modelcontextprotocol/subscriptionId": "listen"}, "notifications": notifications})
+    return transport
+
+
+def test_the_conformance_servers_triggers_reach_only_the_listen_streams_that_asked():
+    # server-stateless's checks: a trigger's list_changed reaches a stream that asked for it, tagged with its
+    # subscription id, and never one filtered to the other list. A prompt change, a tool change, a prompt change:
+    # each stream's first notifications are in that order, so one that leaked would arrive first.
+    import conformance_server
+    tagged = {"_meta": {"io.modelcontextprotocol/subscriptionId": "listen"}}
+    with http_endpoint(conformance_server.server) as port:
+        tools, prompts = listening(port, toolsListChanged=True), listening(port, promptsListChanged=True)
+        caller = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        for id, trigger in enumerate(["prompt", "tool", "prompt"]):
+            call = request(id, "tools/call", {"name": f"test_trigger_{trigger}_change", "arguments": {}, "_meta": META})
+            assert caller.send(call)["result"]["isError"] is False
+        heard = [tools.arrived.get(timeout=TIMEOUT)] + [prompts.arrived.get(timeout=TIMEOUT) for _ in range(2)]
+        for transport in (tools, prompts, caller):
+            transport.close()
+    assert heard == [notification("notifications/tools/list_changed", tagged),
+                     notification("notifications/prompts/list_changed", tagged),
+                     notification("notifications/prompts/list_changed", tagged)]
+
+
+@pytest.mark.parametrize("trigger, listed, changed", [("test_trigger_tool_change", "tools", "test_changed_tool"),
+                                                      ("test_trigger_prompt_change", "prompts", "test_changed_prompt")],
+                         ids=["tools", "prompts"])
+def test_each_conformance_trigger_changes_its_list_so_list_changed_is_no_false_alarm(trigger, listed, changed):
+    # The trigger offers one entry anew, its description counting the changes: the lists either side of a second
+    # call name the same entries, and differ in that one.
+    import conformance_server
+    server = conformance_server.server
+    call = request(1, "tools/call", {"name": trigger, "arguments": {}, "_meta": META})
+    server.handle(call)
+    before = server.handle(request(2, f"{listed}/list", {"_meta": META}))["result"][listed]
+    server.handle(call)
+    after = server.handle(request(3, f"{listed}/list", {"_meta": META}))["result"][listed]
+    assert [entry["name"] for entry in after] == [entry["name"] for entry in before]
+    assert [entry["name"] for entry in after if entry not in before] == [changed]
 
 
 # A stdio server that answers one ping twice: first with a response over the line limit, then with one of 100 kB,
