@@ -1743,8 +1743,8 @@ def text(card: dict) -> str:
         lines += wrap(f"to fix: {diagnosis['fix']}", INDENT)
     else:
         lines += wrap(f"the server serves {card['eras_text']}")
-    lines += wrap(f"judged by {standard}; where the lab and the spec differ, both verdicts are shown"
-                  + (" (--spec judges by the spec)" if card["standard"] == "course" else ""))
+        lines += wrap(f"judged by {standard}; where the lab and the spec differ, both verdicts are shown"
+                      + (" (--spec judges by the spec)" if card["standard"] == "course" else ""))
     if card["flags"]:
         lines += wrap(f"flags: {' '.join(card['flags'])}")
     level = None

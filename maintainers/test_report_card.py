@@ -615,7 +615,6 @@ no session opened: the server wrote back the initialize request it was sent, una
       ← {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities…
       to fix: answer each request with a response that carries its id and a result or an error: a command that copies
         its input back, as cat does, is no server
-judged by the course; where the lab and the spec differ, both verdicts are shown (--spec judges by the spec)
 
 stdio
   ✓ stdout-only-json: nothing but JSON-RPC messages on the server's stdout, in any rule's session
