@@ -542,8 +542,8 @@ class Run:
         return reply, [item for item in items if isinstance(item, dict)]
 
     def flag(self, name: str) -> tuple:
-        """A flag's (tool or method, arguments). Absent: not applicable where --not-offered names its feature, else
-        not tested, naming the flag that would test it."""
+        """A flag's (tool or method, arguments); absent, not applicable where --not-offered names its feature, else
+        not tested (naming the flag that would test it)."""
         value = self.card.flags.get(name)
         if value is None:
             flag, takes, tells, feature = FLAGS[name]
@@ -1346,19 +1346,15 @@ class UsageError(ValueError):
 
 
 class Card:
-    """One server's card: its command, the flags, the eras it serves, every line that crossed, and the rows.
-
-    rule_seconds and card_seconds are the deadlines of each rule and of the whole card (by default RULE_DEADLINE
-    and CARD_DEADLINE times the timeout); not_offered, the features --not-offered says the server lacks.
-    """
+    """One server's card: its command, the flags, the eras it serves, every line that crossed, and the rows."""
 
     def __init__(self, command: list, flags: dict | None = None, timeout: float = DEFAULT_TIMEOUT,
                  standard: str = "course", session=None, trace=None, not_offered=(), rule_seconds: float | None = None,
                  card_seconds: float | None = None):
         self.command, self.flags, self.timeout, self.standard = command, flags or {}, timeout, standard
-        self.not_offered = set(not_offered)
-        self.rule_seconds = rule_seconds or RULE_DEADLINE * timeout
-        self.card_seconds = card_seconds or CARD_DEADLINE * timeout
+        self.not_offered = set(not_offered)  # the features --not-offered says the server lacks
+        self.rule_seconds = rule_seconds or RULE_DEADLINE * timeout  # each rule's deadline
+        self.card_seconds = card_seconds or CARD_DEADLINE * timeout  # the whole card's
         self.ends_at = math.inf  # the card's deadline, set when it starts to run
         self.session = session  # a board.Session drawing every line, or None
         self.trace = trace  # a file to print each line to as it crosses, or None
@@ -1426,7 +1422,7 @@ class Card:
 
     def start(self, eof: bool):
         """The first processes, side by side (one after the other on the board, which draws one session at a time):
-        the eras, the tools, and, for exit-on-eof, stdin closed at once. No session: the diagnosis."""
+        the eras, the tools, for exit-on-eof stdin closed at once, and the diagnosis if no session opens."""
         probes = [self.probe_handshake, self.probe_stateless] + ([self.probe_eof] if eof else [])
         clues = self.side_by_side(probes, 1 if self.session else len(probes))
         if not (self.eras["handshake"] or self.eras["stateless"]):
@@ -1574,8 +1570,8 @@ class Card:
 
     def run(self, levels=("000", "002", "004"), only=None, jobs: int = 1) -> dict:
         """The first processes, the flags checked, then every rule of the levels (stdio's always; only: these rule
-        ids) judged, jobs at a time, each on its own processes; the report. The stdout rule comes last: it reads
-        every session before it."""
+        ids) judged, jobs at a time, each on its own processes, the stdout rule last (it reads every session before
+        it); the report."""
         chosen = [r for r in RULES if (r["level"] in levels or r["level"] == "stdio") and (not only or r["id"] in only)]
         self.ends_at = time.monotonic() + self.card_seconds
         try:
