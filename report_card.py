@@ -1871,6 +1871,13 @@ def port(text: str) -> int:
     return int(text)
 
 
+def level(text: str) -> str:
+    """A course's level: 000, 002 or 004."""
+    if text not in ("000", "002", "004"):
+        raise argparse.ArgumentTypeError(f"is 000, 002 or 004, not {text!r}")
+    return text
+
+
 def rule_ids(text: str) -> set:
     """Rule ids, separated by commas: each a rule of the card."""
     ids = set(filter(None, text.split(",")))
@@ -1909,7 +1916,7 @@ def parser() -> argparse.ArgumentParser:
     author.add_argument("--not-offered", type=features, default=set(), metavar="FEATURE,...",
                         help="features the server does not have: their rules are not applicable")
     judging = parse.add_argument_group("what is judged")
-    judging.add_argument("--level", choices=("000", "002", "004"), default="004",
+    judging.add_argument("--level", type=level, default="004", metavar="000|002|004",
                          help="the rules of course 000, up to 002's, or up to 004's (the default); stdio's always")
     judging.add_argument("--only", type=rule_ids, default=set(), metavar="ID,...", help="only these rules")
     judging.add_argument("--spec", action="store_true", help="judge by the spec where the lab and the spec differ")

@@ -721,8 +721,8 @@ def test_the_board_and_the_card_read_one_table_of_codes():
 
 USAGE_TABLE = [  # (the arguments, the exit status, the first line on stderr)
     ([], 2, "report_card: no server command: put it after -- (python report_card.py --help shows the usage)"),
-    (["--level", "003", "--", "x"], 2, "report_card: argument --level: invalid choice: '003' (choose from '000', "
-                                       "'002', '004') (python report_card.py --help shows the usage)"),
+    (["--level", "003", "--", "x"], 2, "report_card: argument --level: is 000, 002 or 004, not '003' (python "
+                                       "report_card.py --help shows the usage)"),
     (["--bogus", "--", "x"], 2, "report_card: unrecognized arguments: --bogus (python report_card.py --help shows the "
                                 "usage)"),
     (["--timeout", "soon", "--", "x"], 2, "report_card: argument --timeout: invalid seconds value: 'soon' (python "
