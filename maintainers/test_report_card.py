@@ -571,7 +571,7 @@ for line in sys.stdin:
     print(json.dumps({"jsonrpc": "2.0", "id": str(message["id"]), "result": result}), flush=True)
 """
 NO_SESSION = [  # (the server, its time limit, the diagnosis's code and words, what stdio's rules say)
-    (["cat"], "2", "echo", "the server wrote back the initialize request it was sent, unanswered",
+    (["cat"], "5", "echo", "the server wrote back the initialize request it was sent, unanswered",
      {"stdout-only-json": "pass", "exit-on-eof": "pass"}),
     ([PYTHON, "-c", "print(1)"], "5", "not_a_message",
      "the server wrote 1: JSON, but no JSON-RPC message; then the server exited (status 0)",
@@ -603,7 +603,7 @@ def test_a_server_that_opens_no_session_gets_one_diagnosis_in_three_processes():
 
 def test_the_card_of_a_server_that_echoes_reads_whole():
     # cat as the server: the card's own lines come back; it takes none of them for an answer.
-    done = run_card("--timeout", "2", "--", "cat")
+    done = run_card("--timeout", "5", "--", "cat")
     assert done.returncode == 4
     assert done.stdout == ECHO_CARD
 
@@ -653,12 +653,12 @@ def test_a_rule_ends_at_its_deadline_and_the_card_at_its_own():
     # A server that holds a request: the rule's deadline ends the wait (a failure, said so) before --timeout does;
     # the card's deadline ends the card (the rule cut short could not run, nor could the rules after it).
     holds = NAIVE + ["holds-requests-until-initialized"]
-    card = card_of(holds, "--timeout", "600", "--rule-deadline", "5", "--only", "handshake-gate")
+    card = card_of(holds, "--timeout", "600", "--rule-deadline", "8", "--only", "handshake-gate")
     assert [(row["outcome"], row["reason"], row["text"]) for row in card["rules"]] == [
         ("fail", {"code": "no_response", "why": "deadline"},
          "between the initialize response and notifications/initialized, no response to tools/list: the rule's "
-         "deadline (5 s) passed first")]
-    card = card_of(holds, "--timeout", "600", "--deadline", "5", "--jobs", "1", "--only",
+         "deadline (8 s) passed first")]
+    card = card_of(holds, "--timeout", "600", "--deadline", "8", "--jobs", "1", "--only",
                    "parse-error,handshake-gate,survives-bad-input")
     assert [(row["outcome"], row["reason"]) for row in card["rules"]] == [
         ("pass", None), ("could_not_run", {"code": "card_deadline"}), ("could_not_run", {"code": "card_deadline"})]
@@ -690,7 +690,7 @@ def alive(pid: int) -> bool:
 def test_no_process_is_left_behind_not_even_a_child_that_ignores_sigterm(tmp_path):
     # Each server process starts a child and ignores SIGTERM: its whole group is killed, children and all.
     pids = tmp_path / "pids"
-    card = card_of([PYTHON, "-c", LEAVES_A_CHILD, str(pids)], "--timeout", "2")
+    card = card_of([PYTHON, "-c", LEAVES_A_CHILD, str(pids)], "--timeout", "5")
     started = [int(pid) for pid in pids.read_text().split()]
     assert (card["exit_status"], len(started), [pid for pid in started if alive(pid)]) == (4, 3, [])
 
