@@ -240,7 +240,10 @@ elif __name__ == "__main__":  # what server.run("streamable-http", ...) does, on
     print(listener.getsockname()[1], flush=True)
     app = server.streamable_http_app(json_response=configuration != "documented")
     # h11 and asyncio's own loop are what pip install mcp brings; httptools and uvloop are installed apart.
-    config = uvicorn.Config(app, log_level="warning", http="httptools" if configuration == "uvloop" else "h11")
+    # uvicorn closes a connection idle 5 s; one idles while the other contenders take their turns, which on a
+    # loaded machine took longer. The timer is set after each response whatever its length: no call pays for it.
+    config = uvicorn.Config(app, log_level="warning", http="httptools" if configuration == "uvloop" else "h11",
+                            timeout_keep_alive=60)
     anyio.run(uvicorn.Server(config).serve, [listener], backend_options={"use_uvloop": configuration == "uvloop"})
 """
 # The stdio floor: parse each line and write it back re-encoded, nothing else.
@@ -1163,7 +1166,8 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "- *HTTP, each side's own client*: mcp_min's `HttpTransport`; the SDK's `Client` over Streamable HTTP; the "
         "floor as above.",
         "- The SDK's servers run with `log_level=\"WARNING\"` (no log line per request, as in mcp_min) and "
-        "`structured_output=False` (the same one text block in the result).",
+        "`structured_output=False` (the same one text block in the result). Their `add` is a plain function, which "
+        "the SDK calls in a worker thread, except in the SDK column over HTTP (*SDK fast*): a coroutine function.",
         "- Every HTTP listener (mcp_min's, the lab's, the floor's" + (", each of the SDK's" if with_sdk else "") + ") is "
         "checked before its rows are timed: the server's end of a connection from the bench must have `TCP_NODELAY` "
         "set, read in the server's process (a copy of its socket, by Linux's `pidfd_getfd`). With Nagle's algorithm "
@@ -1227,7 +1231,8 @@ def sdk_http_section(results: dict) -> list:
         "event stream (`text/event-stream`, one event), and `add` a plain function, which the SDK calls in a worker "
         "thread. *SDK fast*: `json_response=True`, each response a JSON body, and `add` a coroutine function "
         "(`async def`), run on the event loop; the SDK columns of the tables above are this one. Both on uvicorn "
-        "with its `h11` parser and asyncio's own event loop, what `pip install mcp` brings.",
+        "with its `h11` parser and asyncio's own event loop, what `pip install mcp` brings. Its keep-alive timeout is "
+        "60 s, not 5, so that a connection waiting for its turn is not closed.",
         "- *SDK fast, uvloop*: the same on uvloop's event loop, with uvicorn's `httptools` parser: two packages "
         "installed apart (`pip install uvloop httptools`), measured where both are." if uvloop else
         "- Where `uvloop` and `httptools` are installed, a third SDK column has *SDK fast* on uvloop's event loop, "
