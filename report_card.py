@@ -33,13 +33,16 @@ which a lesson's exercise changes.
 """
 
 import argparse
+import collections
 import concurrent.futures
 import functools
+import itertools
 import json
 import math
 import os
 import queue
 import re
+import select
 import shlex
 import signal
 import subprocess
@@ -47,6 +50,11 @@ import sys
 import tempfile
 import threading
 import time
+
+try:
+    import resource  # POSIX: the rlimits, a backstop
+except ImportError:
+    resource = None
 
 import board  # the wire board: read_line (the lab's parse), the course's codes, the 2026-07-28 _meta keys, the page
 from board import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, MAX_MESSAGE_BYTES, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
@@ -116,11 +124,402 @@ def trim(line: str, focus: str | None = None, width: int = SHOWN_WIDTH) -> str:
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 1. The wire ----
-# One server process, in a process group of its own. A thread only moves the lines of its stdout into a
-# queue; everything else (parsing, matching a response to its request by id, answering the server's own
-# requests) happens on the rule's thread, while it waits, and every wait ends at its time limit or at the
+# One server process and every process it starts, followed as one tree (children that called setsid too):
+# watched and bounded, not sandboxed (isolation is a container's or a CI job's, docs/grading.md). One watcher
+# thread looks at /proc each TICK and counts what each card's processes hold together (memory, processes, CPU
+# time); the bytes on stdout and stderr are counted as they are read. A card whose processes go over a bound is
+# stopped, and every process of theirs ended. A thread moves the lines of stdout into a bounded inbox;
+# everything else (parsing, matching a response to its request by id, answering the server's own requests)
+# happens on the rule's thread, while it waits, and every wait and every write ends at its time limit or at the
 # deadline, whichever comes first.
 # ---------------------------------------------------------------------------------------------------
+
+MB = 1024 * 1024
+BOUNDS = {  # each bound on one card's server processes, all of them together: its flag, its words, its unit, its
+    # default, what it counts. What the card keeps of a server's lines is no more than they: so many lines and bytes.
+    "memory_mb": ("--max-memory", "memory", "MB", 2048, "their resident memory, summed"),
+    "processes": ("--max-processes", "processes", "", 64, "how many run at once"),
+    "cpu_seconds": ("--max-cpu", "CPU time", "s", 600, "their CPU time, each process's since it started"),
+    "stdout_mb": ("--max-stdout", "bytes on stdout", "MB", 16, "what they write on stdout, in all the card's sessions"),
+    "stdout_lines": ("--max-lines", "lines on stdout", "", 40_000, "the lines they write on stdout, in all the card's "
+                                                                    "sessions"),
+    "stderr_mb": ("--max-stderr", "bytes on stderr", "MB", 16, "what they write on stderr, in all the card's sessions"),
+}  # the wall time is the card's deadline (--deadline)
+TICK = 0.1  # seconds between two looks at the processes, and the longest a write waits between two tries
+MARK = "REPORT_CARD_PROCESS"  # in each server's environment, its tree's name: its children inherit it
+INBOX_LINES = 1000  # lines read from a server and not yet taken by its rule; past them the reader waits
+INBOX_BYTES = 8 * MB  # and bytes (one line of any length gets in when the inbox is empty)
+MAX_ANSWERED = 100  # requests from the server the card answers in one session; the rest it leaves unanswered
+STDERR_KEPT = 4000  # the last bytes of a server's stderr, kept for its last words
+WATCHING = os.path.isdir("/proc/self/task")  # Linux: the processes are read from /proc
+CLOCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # /proc's times are in these ticks
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096  # /proc's memory is in these pages
+PR_SET_CHILD_SUBREAPER = 36  # prctl(2): orphans of this process's descendants become its children, not init's
+
+Process = collections.namedtuple("Process", "parent state cpu memory start")  # one line of /proc/PID/stat
+
+
+def processes() -> dict:
+    """Every process of the machine, from /proc: pid -> Process (parent pid, state, CPU seconds, resident bytes,
+    start in clock ticks since boot)."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()  # the name, in parentheses, may hold anything
+            except OSError:
+                continue  # it ended meanwhile
+            table[int(name)] = Process(int(fields[1]), fields[0].decode(), (int(fields[11]) + int(fields[12])) / CLOCK,
+                                       int(fields[21]) * PAGE, int(fields[19]))
+    return table
+
+
+def mark_of(pid: int) -> str | None:
+    """The tree a process's environment names (MARK), or None."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as environ:
+            variables = environ.read(MB).split(b"\0")
+    except OSError:
+        return None  # ended, or not ours to read
+    prefix = MARK.encode() + b"="
+    return next((v[len(prefix):].decode("ascii", "replace") for v in variables if v.startswith(prefix)), None)
+
+
+def become_subreaper() -> bool:
+    """Make this process the parent of every orphan its servers leave (Linux's PR_SET_CHILD_SUBREAPER), so that a
+    child that outlives its parent stays in reach; whether Linux agreed."""
+    try:
+        import ctypes  # only here: a card used as a library leaves its process as it is
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def backstop(pid: int, limits: dict):
+    """rlimits on a server process, as a backstop only: no core file, and a little more CPU time than the whole tree
+    may use. Not RLIMIT_NPROC (nothing for root, and it counts the user's every process) nor RLIMIT_AS (Node and Java
+    reserve more address space than they use, and would not start)."""
+    if resource is None or not hasattr(resource, "prlimit"):
+        return
+    cpu = math.ceil(limits["cpu_seconds"]) + 2
+    for limit, values in ((resource.RLIMIT_CORE, (0, 0)), (resource.RLIMIT_CPU, (cpu, cpu + 1))):
+        try:
+            resource.prlimit(pid, limit, values)
+        except (OSError, ValueError):
+            pass  # it ended already, or may not be limited so: the watcher bounds it all the same
+
+
+class Account:
+    """What one card's server processes used, all of them together, against the card's bounds; what the card kept
+    of their lines; the first bound they went over (over(breach) is called once, by the thread that saw it)."""
+
+    def __init__(self, bounds: dict | None = None, over=None):
+        self.limits = {name: default for name, (_, _, _, default, _) in BOUNDS.items()} | (bounds or {})
+        self.over = over
+        self.lock = threading.Lock()
+        self.started = time.monotonic()
+        self.peak = {"memory_mb": 0.0, "processes": 0}
+        self.cpu = 0.0  # CPU seconds of every process so far
+        self.cpu_ended = 0.0  # of the trees already ended
+        self.written = {"stdout_mb": 0, "stdout_lines": 0, "stderr_mb": 0}  # bytes, lines
+        self.breach = None
+        self.outlived = 0  # processes still running after the server that started them exited: ended
+        self.ignores_sigterm = False  # a process SIGTERM did not end in KILL_GRACE: the next are killed at once
+
+    def count(self, stream: str, size: int, name: str, lines: int = 0) -> bool:
+        """Count bytes (and lines) a server wrote on "stdout" or "stderr"; False once they are over a bound."""
+        with self.lock:
+            self.written[f"{stream}_mb"] += size
+            self.written["stdout_lines"] += lines
+            used = {f"{stream}_mb": self.written[f"{stream}_mb"] / MB, "stdout_lines": self.written["stdout_lines"]}
+        for bound, value in used.items():
+            if value > self.limits[bound]:
+                self.exceeded(bound, value, name)
+                return False
+        return True
+
+    def measure(self, used: dict, names: dict):
+        """What the processes hold now ({"memory_mb", "processes", "cpu_seconds"}, the CPU time of the trees not yet
+        ended); names: the rule whose session weighs most on each bound."""
+        with self.lock:
+            self.peak["memory_mb"] = max(self.peak["memory_mb"], used["memory_mb"])
+            self.peak["processes"] = max(self.peak["processes"], used["processes"])
+            self.cpu = max(self.cpu, self.cpu_ended + used["cpu_seconds"])
+            now = {"memory_mb": used["memory_mb"], "processes": used["processes"], "cpu_seconds": self.cpu}
+        for bound, value in now.items():
+            if value > self.limits[bound]:
+                self.exceeded(bound, value, names[bound])
+                return
+
+    def exceeded(self, bound: str, used: float, name: str):
+        """A bound passed: the first is kept, and told to over()."""
+        with self.lock:
+            if self.breach:
+                return
+            self.breach = {"bound": bound, "limit": self.limits[bound], "used": round(used, 1),
+                           "at": round(time.monotonic() - self.started, 1), "rule": name}
+            self.breach["text"] = bound_text(self.breach)
+        if self.over:
+            self.over(self.breach)
+
+    def usage(self) -> dict:
+        """What the processes used: peaks of memory and processes, totals of CPU time and output; what was ended."""
+        with self.lock:
+            return {"memory_mb": round(self.peak["memory_mb"], 1), "processes": self.peak["processes"],
+                    "cpu_seconds": round(self.cpu, 1), "stdout_mb": round(self.written["stdout_mb"] / MB, 2),
+                    "stdout_lines": self.written["stdout_lines"],
+                    "stderr_mb": round(self.written["stderr_mb"] / MB, 2), "outlived": self.outlived,
+                    "ignored_sigterm": self.ignores_sigterm}
+
+
+def bound_text(breach: dict) -> str:
+    """A bound passed, in words: which, by how much, when, in which rule's session."""
+    where = ("the card's first sessions" if breach["rule"] == START["id"] else
+             f"{breach['rule']}'s session" if breach["rule"] else "a session")
+    if breach["bound"] not in BOUNDS:  # the wall time: the card's deadline
+        return f"the card's deadline ({breach['limit']:g} s, the wall time bound) passed, in {where}"
+    _, words, unit, _, _ = BOUNDS[breach["bound"]]
+    space = " " if unit else ""
+    return (f"the server's processes went over the {words} bound: {breach['used']:g}{space}{unit} of "
+            f"{breach['limit']:g}{space}{unit}, {breach['at']:g} s into the card, in {where}")
+
+
+class Tree:
+    """One server process and every process it started, setsid ones too, as the watcher last saw them."""
+
+    def __init__(self, process: subprocess.Popen, mark: str, account: Account, name: str):
+        self.process, self.mark, self.account, self.name = process, mark, account, name
+        self.start = start_of(process.pid)  # with the pid, who the root is: a pid alone may be another's later
+        self.members = {}  # pid -> start, of each process of the tree the watcher found, the root too
+        self.cpu = {}  # pid -> its CPU seconds when last seen
+        self.cpu_ended = 0.0  # the CPU seconds of the members gone
+        self.outlived = set()  # the processes found running after the root exited
+
+
+def start_of(pid: int) -> int | None:
+    """When a process started, in clock ticks since boot (None: it is gone, or there is no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return int(stat.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class Watcher:
+    """Every server process the cards started, each followed as a tree and its card's held to their bounds: one
+    thread, a look at /proc each TICK while a tree lives (WATCHER, the one of this process)."""
+
+    def __init__(self):
+        self.lock = threading.RLock()  # a look at /proc and the start of a server never interleave
+        self.trees = set()
+        self.roots = set()  # the pids of the servers started and not yet reaped: subprocess reaps them, never this
+        self.marks = {}  # (pid, start) -> the tree its environment names, for each process not found by descent
+        self.subreaper = False  # whether the orphans of the servers are this process's children (main() asks it)
+        self.names = itertools.count(1)
+        self.thread = None
+
+    def spawn(self, command: list, account: Account, name: str, cwd: str | None = None,
+              env: dict | None = None) -> Tree:
+        """Start a server process in a session and process group of its own, its tree followed from then on."""
+        with self.lock:
+            mark = f"{os.getpid()}-{next(self.names)}"
+            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       start_new_session=os.name == "posix", cwd=cwd,
+                                       env={**(os.environ if env is None else env), MARK: mark})
+            tree = Tree(process, mark, account, name)
+            self.trees.add(tree)
+            self.roots.add(process.pid)
+            if WATCHING and self.thread is None:
+                self.thread = threading.Thread(target=self.watch, daemon=True)
+                self.thread.start()
+        backstop(process.pid, account.limits)
+        return tree
+
+    def watch(self):
+        """The thread: a look each TICK, and what it calls for done outside the lock; it ends with the last tree."""
+        while True:
+            time.sleep(TICK)
+            with self.lock:
+                if not self.trees:
+                    self.thread = None
+                    return
+                todo = self.look()
+            for action in todo:
+                action()
+
+    def find(self, table: dict) -> dict:
+        """Each tree's processes now (tree -> pids): by descent from its root and from the members it had, and by
+        the MARK in the environment of a process started since, whose parent has gone."""
+        children = {}
+        for pid, process in table.items():
+            children.setdefault(process.parent, []).append(pid)
+        found = {tree: self.descent([(tree.process.pid, tree.start), *tree.members.items()], table, children)
+                 for tree in self.trees}
+        placed = set().union(*found.values())
+        by_mark = {tree.mark: tree for tree in self.trees}
+        oldest = min((tree.start for tree in self.trees if tree.start is not None), default=0)
+        for pid, process in table.items():
+            if pid not in placed and process.start >= oldest:
+                key = (pid, process.start)
+                if key not in self.marks:
+                    self.marks[key] = mark_of(pid)  # once a process: most are none of the card's
+                if self.marks[key] in by_mark:
+                    found[by_mark[self.marks[key]]] |= self.descent([key], table, children)
+        self.marks = {key: mark for key, mark in self.marks.items() if key[0] in table and table[key[0]].start == key[1]}
+        return found
+
+    @staticmethod
+    def descent(starts: list, table: dict, children: dict) -> set:
+        """The processes that are still the ones (pid, start) named, and every descendant of theirs."""
+        stack = [pid for pid, start in starts if pid in table and table[pid].start == start]
+        seen = set()
+        while stack:
+            pid = stack.pop()
+            if pid not in seen:
+                seen.add(pid)
+                stack += children.get(pid, [])
+        return seen
+
+    def look(self) -> list:
+        """Find every tree's processes, count what each card's hold, reap what is ours to reap; what to do next (a
+        bound passed, processes that outlived their server, orphans of no tree)."""
+        table = processes()
+        found = self.find(table)
+        todo, weights = [], {}  # account -> bound -> [(a tree's weight on it, its rule)]
+        for tree, pids in found.items():
+            tree.members = {pid: table[pid].start for pid in pids}
+            for pid in set(tree.cpu) - pids:
+                tree.cpu_ended += tree.cpu.pop(pid)
+            tree.cpu |= {pid: table[pid].cpu for pid in pids}
+            running = [pid for pid in pids if table[pid].state != "Z"]
+            weight = {"memory_mb": sum(table[pid].memory for pid in running) / MB, "processes": len(running),
+                      "cpu_seconds": tree.cpu_ended + sum(tree.cpu.values())}
+            for bound, value in weight.items():
+                weights.setdefault(tree.account, {}).setdefault(bound, []).append((value, tree.name))
+            if tree.process.pid not in running and set(running) - tree.outlived:
+                tree.outlived |= set(running)  # the server exited: what it left running is ended
+                todo.append(functools.partial(self.outlive, tree, len(running)))
+            self.reap([pid for pid in pids if table[pid].state == "Z" and table[pid].parent == os.getpid()])
+        for account, by_bound in weights.items():
+            todo.append(functools.partial(account.measure, {bound: sum(v for v, _ in pairs) for bound, pairs in
+                                                            by_bound.items()},
+                                          {bound: max(pairs)[1] for bound, pairs in by_bound.items()}))
+        if self.subreaper:  # a child of this process that is no server and in no tree: an orphan of one, ended
+            placed = set().union(*found.values())
+            orphans = [pid for pid, process in table.items() if process.parent == os.getpid() and pid not in placed
+                       and pid not in self.roots]
+            for pid in orphans:
+                self.signal(pid, signal.SIGKILL)
+            self.reap(orphans)
+        return todo
+
+    def outlive(self, tree: Tree, count: int):
+        """The processes a server left running when it exited: counted, and ended."""
+        with tree.account.lock:
+            tree.account.outlived += count
+        self.kill(tree)
+
+    def reap(self, pids: list):
+        """Collect the exit of orphans that became this process's children (never a server: subprocess reaps it)."""
+        for pid in pids:
+            if pid not in self.roots:
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+
+    @staticmethod
+    def signal(pid: int, number: int):
+        """Send a signal to one process, if it is still there."""
+        try:
+            os.kill(pid, number)
+        except OSError:
+            pass
+
+    def kill(self, tree: Tree):
+        """End every process of a tree: each stopped first (a stopped process starts no other), then killed, until
+        none is left; without /proc, its process group."""
+        stopped = set()
+        for _ in range(1000):  # a bound on a tree that cannot be ended (a process of another user): about 5 s
+            with self.lock:
+                if WATCHING:
+                    table = processes()
+                    pids = self.find(table).get(tree, set())
+                    running = {pid for pid in pids if table[pid].state != "Z"}
+                    tree.members |= {pid: table[pid].start for pid in pids}
+                else:
+                    running = set()
+                if running - stopped:
+                    for pid in running - stopped:
+                        self.signal(pid, signal.SIGSTOP)
+                    stopped |= running
+                    continue  # look again: a child born before its parent stopped is found now
+                for pid in running:
+                    self.signal(pid, signal.SIGKILL)
+                if os.name == "posix":
+                    try:
+                        os.killpg(tree.process.pid, signal.SIGKILL)  # no new process gets a living group's id
+                    except OSError:
+                        pass
+                if WATCHING and self.subreaper:
+                    self.reap([pid for pid in pids if table[pid].state == "Z" and table[pid].parent == os.getpid()])
+            if not running:
+                return
+            time.sleep(0.005)
+
+    def forget(self, tree: Tree):
+        """A tree whose root is reaped: no longer followed; its CPU time kept on its card's account."""
+        with self.lock:
+            self.trees.discard(tree)
+            self.roots.discard(tree.process.pid)
+        with tree.account.lock:
+            tree.account.cpu_ended += tree.cpu_ended + sum(tree.cpu.values())
+
+
+WATCHER = Watcher()
+
+
+class Inbox:
+    """The lines a reader thread took from a server's stdout, until the rule's thread takes them: at most INBOX_LINES
+    and INBOX_BYTES; past them the reader waits, and so does the server, its pipe full."""
+
+    def __init__(self):
+        self.lines = collections.deque()
+        self.size = 0
+        self.closed = False
+        self.changed = threading.Condition()
+
+    def put(self, line: bytes | None) -> bool:
+        """Add a line (None: stdout ended), waiting for room; False once the inbox is closed."""
+        with self.changed:
+            while self.lines and not self.closed and (len(self.lines) >= INBOX_LINES or self.size >= INBOX_BYTES):
+                self.changed.wait()
+            if self.closed:
+                return False
+            self.lines.append(line)
+            self.size += len(line or b"")
+            self.changed.notify_all()
+            return True
+
+    def get(self, timeout: float) -> bytes | None:
+        """The next line (None: stdout ended); queue.Empty if none came within timeout seconds."""
+        with self.changed:
+            if not self.changed.wait_for(lambda: self.lines or self.closed, timeout) or not self.lines:
+                raise queue.Empty
+            line = self.lines.popleft()
+            self.size -= len(line or b"")
+            self.changed.notify_all()
+            return line
+
+    def close(self):
+        """Take no more lines, and drop those waiting: the reader stops."""
+        with self.changed:
+            self.closed = True
+            self.lines.clear()
+            self.changed.notify_all()
+
 
 class Wire:
     """One server process and the lines that crossed: send messages, wait for the response to a request by its id.
@@ -129,48 +528,67 @@ class Wire:
         sent = wire.send(request(1, "ping"))
         wire.reply(sent)      # the entry of the response whose id is 1, or None (no response in time, or the end)
     Each line is an entry: {"dir": "→" or "←", "line": text, "json": bool, "message": the value}; record(entry)
-    keeps it (and gives it its place on the card's tape, "at"). No wait goes past deadline (time.monotonic()'s).
+    keeps it (and gives it its place on the card's tape, "at"). No wait and no write goes past deadline
+    (time.monotonic()'s). The process and all it starts are counted on account (its card's), in name's session.
     """
 
-    def __init__(self, command: list, timeout: float, record, deadline: float = math.inf, deadline_text: str = ""):
+    def __init__(self, command: list, timeout: float, record, deadline: float = math.inf, deadline_text: str = "",
+                 account: Account | None = None, name: str = "", cwd: str | None = None, env: dict | None = None):
         self.timeout, self.record = timeout, record
         self.deadline, self.deadline_text = deadline, deadline_text  # when every wait ends; its words
-        self.stderr = tempfile.TemporaryFile()
-        try:
-            self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-                                            start_new_session=os.name == "posix")  # its own group, ended as one
-        except OSError:
-            self.stderr.close()
-            raise
-        self.lines = queue.Queue()
+        self.account = account or Account()
+        self.tree = WATCHER.spawn(command, self.account, name, cwd, env)  # OSError: the command cannot start
+        self.process = self.tree.process
+        os.set_blocking(self.process.stdin.fileno(), False)  # a write waits for room with a deadline, not forever
+        self.inbox = Inbox()
+        self.stderr_kept = b""  # its last STDERR_KEPT bytes
         self.received, self.sent = [], []
         self.by_id = {}  # id key -> the responses with that id, in order
         self.asked = set()  # id keys of the requests the card sent
         self.said = set()  # each message the card sent, as a key: the same message coming back is an echo, no answer
         self.last_id = 0
         self.ended = False  # the server's stdout reached its end (or the card stopped reading it)
-        self.flooded = False  # the server wrote more lines than the card reads
+        self.flooded = ""  # why the card stopped reading a server that wrote too much
         self.stuck = False  # a response did not come in time: later waits on this server do not wait again
         self.cut = False  # a wait was ended by the deadline, before its own time limit
         self.stdin_closed = False
+        self.not_reading = False  # a write found no room before its deadline: the server stopped reading stdin
+        self.killed = False  # its card stopped it (a bound passed, or Ctrl-C)
         self.hello = {}  # the initialize result, once a session is open in the handshake era
         self.waited = False  # the last wait was cut short, the server being stuck already
-        threading.Thread(target=self._read, daemon=True).start()
+        self.answered = 0  # requests of the server's the card answered
+        self.readers = [threading.Thread(target=self._read, daemon=True),
+                        threading.Thread(target=self._read_stderr, daemon=True)]
+        for reader in self.readers:
+            reader.start()
 
     def _read(self):
-        """The reader thread: each line of the server's stdout into the queue, then None at its end."""
-        stream = self.process.stdout
+        """The reader thread: each line of the server's stdout into the inbox, then None at its end; every byte
+        counted on the account, and reading stops at its bound."""
+        stream, name = self.process.stdout, self.tree.name
         try:
-            while line := stream.readline(MAX_MESSAGE_BYTES + 1):
+            while (line := stream.readline(MAX_MESSAGE_BYTES + 1)) and self.account.count("stdout", len(line), name, 1):
                 if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
-                    while (rest := stream.readline(MAX_MESSAGE_BYTES)) and not rest.endswith(b"\n"):
-                        pass  # the rest of a line longer than any message: not kept
+                    while (rest := stream.readline(MAX_MESSAGE_BYTES)) and self.account.count("stdout", len(rest), name) \
+                            and not rest.endswith(b"\n"):
+                        pass  # the rest of a line longer than any message: counted, not kept
                     line = b"(a line longer than %d bytes)" % MAX_MESSAGE_BYTES
-                self.lines.put(line.removesuffix(b"\n"))
+                if not self.inbox.put(line.removesuffix(b"\n")):
+                    break  # the card reads no more of it
         except (OSError, ValueError):
             pass  # the process was ended
         stream.close()  # here, not in close(): a child that holds the pipe open must not hold the card too
-        self.lines.put(None)
+        self.inbox.put(None)
+
+    def _read_stderr(self):
+        """The stderr thread: its last STDERR_KEPT bytes kept, every byte counted, reading stopped at its bound."""
+        stream = self.process.stderr
+        try:
+            while (chunk := stream.read1(65536)) and self.account.count("stderr", len(chunk), self.tree.name):
+                self.stderr_kept = (self.stderr_kept + chunk)[-STDERR_KEPT:]
+        except (OSError, ValueError):
+            pass
+        stream.close()
 
     # -- lines out --
 
@@ -181,18 +599,37 @@ class Wire:
         return self.send_line(json.dumps(message))
 
     def send_line(self, text: str) -> dict:
-        """Write one line as it is; its entry."""
+        """Write one line as it is, within the time limit and the deadline; its entry."""
         _, is_json, value = board.read_line(text)
         if is_json:
             self.said.add(json.dumps(value, sort_keys=True))
         entry = self.record({"dir": "→", "line": text, "json": is_json, "message": value if is_json else None})
         self.sent.append(entry)
-        try:
-            self.process.stdin.write(text.encode("utf-8", "surrogatepass") + b"\n")
-            self.process.stdin.flush()
-        except (OSError, ValueError):
-            self.stdin_closed = True  # the server is gone; what it did before is on the wire all the same
+        if not self.stdin_closed:
+            # The server gone, or not reading: what it did before is on the wire all the same.
+            self.stdin_closed = not self._write(text.encode("utf-8", "surrogatepass") + b"\n")
         return entry
+
+    def _write(self, data: bytes) -> bool:
+        """Write all of data to the server's stdin, waiting for room no longer than the time limit and the deadline;
+        whether it was written."""
+        limit = min(time.monotonic() + self.timeout, self.deadline)
+        try:
+            fd = self.process.stdin.fileno()
+            view = memoryview(data)
+            while view:
+                try:
+                    view = view[os.write(fd, view):]
+                except BlockingIOError:  # the pipe is full: the server has not read what came before
+                    if time.monotonic() >= limit:
+                        self.not_reading = True
+                        return False
+                    waiting = select.poll()
+                    waiting.register(fd, select.POLLOUT)
+                    waiting.poll(min(max(limit - time.monotonic(), 0), TICK) * 1000)
+        except (OSError, ValueError):
+            return False  # the server closed its stdin, or ended
+        return True
 
     def request(self, method: str, params: dict | None = None, id=None) -> dict:
         """Send a request with the next integer id (or the id given); its entry."""
@@ -208,11 +645,14 @@ class Wire:
         if self.ended:
             return False
         try:
-            line = self.lines.get(timeout=max(deadline - time.monotonic(), 0))
+            line = self.inbox.get(max(deadline - time.monotonic(), 0))
         except queue.Empty:
             return False
-        if line is None or len(self.received) >= MAX_LINES:
-            self.ended, self.flooded = True, line is not None
+        if line is not None and len(self.received) >= MAX_LINES:
+            self.flooded = f"the server wrote more than {MAX_LINES} lines"
+        if line is None or self.flooded:
+            self.ended = True
+            self.inbox.close()  # the reader stops, and the server's pipe fills
             return False
         text, is_json, value = board.read_line(line)
         entry = self.record({"dir": "←", "line": text, "json": is_json, "message": value if is_json else None})
@@ -223,8 +663,11 @@ class Wire:
             entry["echo"] = True  # the card's own message, written back (cat does): neither answered nor an answer
             return True
         if isinstance(value.get("method"), str) and "id" in value:
-            # The server asks the card something: it serves nothing, and says so rather than keep it waiting.
-            self.send(error_response(value["id"], COURSE["method not found"], "the report card serves no requests"))
+            # The server asks the card something: it serves nothing, and says so rather than keep it waiting (so many
+            # times: a server that asks without end is not answered without end).
+            if self.answered < MAX_ANSWERED:
+                self.answered += 1
+                self.send(error_response(value["id"], COURSE["method not found"], "the report card serves no requests"))
         elif "id" in value and "method" not in value:
             self.by_id.setdefault(id_key(value["id"]), []).append(entry)
         return True
@@ -260,32 +703,37 @@ class Wire:
     # -- the end --
 
     def silence(self) -> str:
-        """Why a response did not come: the time limit, the deadline, or the end of the server (its exit status, its
-        last words)."""
+        """Why a response did not come: the time limit, the deadline, a server that stopped reading, or the end of
+        the server (its exit status, its last words)."""
         if self.cut and not self.ended:
             return f"{self.deadline_text} passed first"
+        if self.not_reading and not self.ended:
+            return f"the server stopped reading its stdin: a line the card wrote found no room in {self.timeout:g} s"
         if not self.ended:
             return (f"the server has answered nothing since a response failed to come within {self.timeout:g} s"
                     if self.waited else f"none came within {self.timeout:g} s")
         if self.flooded:
-            return f"the server wrote more than {MAX_LINES} lines, and the card stopped reading"
+            return f"{self.flooded}, and the card stopped reading"
         status = self.wait_exit(self.timeout)
         said = "the server closed its stdout" if status is None else f"the server exited (status {status})"
         last = self.stderr_tail()
         return said + (f"; its stderr ends: {trim(last, width=100)}" if last else "")
 
     def why(self) -> str:
-        """Why a response did not come, in a word: "deadline", "flooded", "ended" or "timeout"."""
+        """Why a response did not come, in a word: "deadline", "not_reading", "flooded", "ended" or "timeout"."""
         if self.cut and not self.ended:
             return "deadline"
+        if self.not_reading and not self.ended:
+            return "not_reading"
         if self.ended:
             return "flooded" if self.flooded else "ended"
         return "timeout"
 
     def stderr_tail(self) -> str:
-        """The last line the server wrote on its stderr."""
-        self.stderr.seek(0)
-        lines = [line for line in self.stderr.read()[-4000:].decode("utf-8", "replace").splitlines() if line.strip()]
+        """The last line the server wrote on its stderr (all of it read, once the server has exited)."""
+        if self.process.poll() is not None:
+            self.readers[1].join(timeout=KILL_GRACE)
+        lines = [line for line in self.stderr_kept.decode("utf-8", "replace").splitlines() if line.strip()]
         return lines[-1].strip() if lines else ""
 
     def close_stdin(self):
@@ -305,29 +753,39 @@ class Wire:
             return None
 
     def close(self):
-        """End the server: its input first, then SIGTERM, then its whole process group, whatever became of its first
-        process (a server may have started children, and they may outlive it)."""
+        """End the server: its input first, then SIGTERM (unless a process of this card's server ignored it before),
+        then every process of its tree, whatever became of its first process (children may outlive it, setsid ones
+        too)."""
         self.close_stdin()
-        if self.process.poll() is None:
+        if self.process.poll() is None and not self.account.ignores_sigterm:
             self.signal(signal.SIGTERM)
             try:
                 self.process.wait(timeout=KILL_GRACE)
             except subprocess.TimeoutExpired:
-                pass
-        # Linux gives no new process the group's id while a process of the group lives: this reaches only its own.
-        self.signal(signal.SIGKILL)
+                self.account.ignores_sigterm = True
+        WATCHER.kill(self.tree)
         self.process.wait()
-        self.stderr.close()
+        WATCHER.forget(self.tree)
+        self.inbox.close()
+        for reader in self.readers:
+            reader.join(timeout=KILL_GRACE)  # each ends at its pipe's end, which no process holds any more
+
+    def kill(self):
+        """End every process of the server's tree at once (its card was stopped); close() then reaps it."""
+        self.killed = True
+        WATCHER.kill(self.tree)
 
     def signal(self, number: int):
-        """Send a signal to the server's process group (the server alone where there are no groups)."""
+        """Send a signal to the server's process group, and to each process of its tree outside it (setsid ones)."""
         try:
             if os.name == "posix":
                 os.killpg(self.process.pid, number)
             else:
-                self.process.kill()
+                self.process.send_signal(number)
         except OSError:
             pass  # the group has ended already
+        for pid in list(self.tree.members):
+            WATCHER.signal(pid, number)
 
 
 def is_response(message) -> bool:
@@ -448,13 +906,14 @@ class Run:
     def start(self) -> "Wire":
         """A fresh server process (a new session on the board)."""
         if self.card.stopped:
-            raise CouldNotRun("the card was stopped", {"code": "stopped"})
+            raise self.card.why_stopped()
         title = f"{self.rule['id']}: {self.rule['claim']}"
         at = self.card.begin(title if not self.wires else f"{title} ({len(self.wires) + 1})", self.rule["id"])
         self.first_at = at if self.first_at is None else self.first_at
         try:
             wire = Wire(self.card.command, self.card.timeout,
-                        lambda entry: self.card.record(entry, self.rule["id"], at), self.deadline, self.deadline_text)
+                        lambda entry: self.card.record(entry, self.rule["id"], at), self.deadline, self.deadline_text,
+                        self.card.account, self.rule["id"], self.card.cwd, self.card.env)
         except OSError as exc:  # the command itself: not found, not executable
             raise CouldNotRun(f"the command cannot be started: {exc.strerror or exc}", {"code": "cannot_start"})
         self.wires.append(wire)
@@ -545,6 +1004,12 @@ class Run:
         """A flag's (tool or method, arguments); absent, not applicable where --not-offered names its feature, else
         not tested (naming the flag that would test it)."""
         value = self.card.flags.get(name)
+        if name in self.card.unlisted:  # in a class: a tool the assignment names, which this server does not list
+            flag, _, _, feature = FLAGS[name]
+            if feature in self.card.optional:
+                raise NotApplicable(f"{self.card.unlisted[name]}; the assignment leaves {feature} optional",
+                                    {"code": "not_offered", "feature": feature})
+            raise Broken(self.card.unlisted[name], reason={"code": "not_offered", "flag": flag, "tool": value[0]})
         if value is None:
             flag, takes, tells, feature = FLAGS[name]
             if feature in self.card.not_offered:
@@ -560,6 +1025,10 @@ class Run:
     def cut_by_card(self) -> bool:
         """Whether the card's deadline ended a wait of this run (the rule was not judged to its end)."""
         return self.by_card and any(wire.cut for wire in self.wires)
+
+    def cut_by_bound(self) -> bool:
+        """Whether the card was stopped by a bound while this run's processes ran (and so were ended)."""
+        return self.card.stopped_by is not None and any(wire.killed for wire in self.wires)
 
     def close(self):
         """End every process this run started."""
@@ -1321,6 +1790,8 @@ def exit_on_eof(run: Run):
 ORDER = {START["id"]: -1} | {r["id"]: place for place, r in enumerate(RULES)}  # the first sessions, then the rules
 EOF_RULE = next(r for r in RULES if r["id"] == "exit-on-eof")
 CLUES = {  # why no session opened, the likelier cause first: what to fix
+    "bound": "run the server by hand and watch what grows without end: memory, processes, CPU time, output (the "
+             "bounds are the card's --max-* flags, or the assignment's file)",
     "card_deadline": "give the card more time (--deadline)",
     "cannot_start": "run the command by hand, from the same folder: it must start, then wait for lines on its stdin",
     "id_type": 'a response echoes its request\'s id exactly, as the same JSON type: 1 is not "1" (course 000, "Three '
@@ -1350,7 +1821,8 @@ class Card:
 
     def __init__(self, command: list, flags: dict | None = None, timeout: float = DEFAULT_TIMEOUT,
                  standard: str = "course", session=None, trace=None, not_offered=(), rule_seconds: float | None = None,
-                 card_seconds: float | None = None):
+                 card_seconds: float | None = None, bounds: dict | None = None, cwd: str | None = None,
+                 env: dict | None = None, in_class: bool = False, optional=()):
         self.command, self.flags, self.timeout, self.standard = command, flags or {}, timeout, standard
         self.not_offered = set(not_offered)  # the features --not-offered says the server lacks
         self.rule_seconds = rule_seconds or RULE_DEADLINE * timeout  # each rule's deadline
@@ -1367,6 +1839,13 @@ class Card:
         self.eof_problem = None  # exit-on-eof's first test, when it did not hold
         self.live = set()  # the wires whose processes may be running
         self.stopped = False  # the card is over: no rule starts a process any more
+        self.stopped_by = None  # the bound the server's processes went over, which stopped the card
+        self.account = Account(bounds, over=self.bounded)  # what the server's processes used, against the bounds
+        self.cwd, self.env = cwd, env  # the servers' working directory and environment (None: the card's own)
+        self.in_class = in_class  # one of a class: a flag's tool the server does not list is its ✗, not a mistake
+        self.optional = set(optional)  # the features an assignment leaves optional
+        self.unlisted = {}  # in a class, the flags whose tool the server does not list: flag name -> the words
+        self.seconds = 0.0  # how long the card took
         self.rows = []
 
     def begin(self, title: str, rule_id: str) -> int:
@@ -1398,12 +1877,24 @@ class Card:
                 self.live.discard(wire)
 
     def stop(self):
-        """End every process still running (the card is done, interrupted, or failed); no rule starts another."""
+        """End every process still running (the card is done, interrupted, failed, or over a bound); no rule starts
+        another."""
         self.stopped = True
         with self.taping:
             running = list(self.live)
         for wire in running:
-            wire.signal(signal.SIGKILL)  # its rule's own close() then reaps it
+            wire.kill()  # its rule's own close() then reaps it
+
+    def bounded(self, breach: dict):
+        """The server's processes went over a bound (the account's breach): the card stops, each of them ended."""
+        self.stopped_by = breach
+        self.stop()
+
+    def why_stopped(self) -> "CouldNotRun":
+        """Why no rule runs any more: the bound passed, or the card was stopped (Ctrl-C, or done)."""
+        if self.stopped_by:
+            return CouldNotRun(self.stopped_by["text"], {"code": "bound", "bound": self.stopped_by["bound"]})
+        return CouldNotRun("the card was stopped", {"code": "stopped"})
 
     def side_by_side(self, tasks: list, jobs: int) -> list:
         """Each task's result, jobs at a time (one after the other for jobs=1); a Ctrl-C ends every process."""
@@ -1425,7 +1916,9 @@ class Card:
         the eras, the tools, for exit-on-eof stdin closed at once, and the diagnosis if no session opens."""
         probes = [self.probe_handshake, self.probe_stateless] + ([self.probe_eof] if eof else [])
         clues = self.side_by_side(probes, 1 if self.session else len(probes))
-        if not (self.eras["handshake"] or self.eras["stateless"]):
+        if self.stopped_by and not (self.eras["handshake"] or self.eras["stateless"]):
+            self.diagnosis = {"code": "bound", "text": self.stopped_by["text"], "fix": CLUES["bound"], "exchange": []}
+        elif not (self.eras["handshake"] or self.eras["stateless"]):
             self.diagnosis = diagnose(clues)
 
     def probe_handshake(self) -> dict | None:
@@ -1495,11 +1988,13 @@ class Card:
         names = self.tools["handshake"] if self.eras["handshake"] else self.tools["stateless"]
         if names is None:
             return  # no session, or no list: the rules will say what is wrong
-        wrong = [f"{FLAGS[name][0]} names {self.flags[name][0]}" for name in TOOL_FLAGS
-                 if self.flags.get(name) and self.flags[name][0] not in names]
-        if wrong:
-            listed = ", ".join(map(str, names)) if names else "no tool"
-            raise UsageError(f"{' and '.join(wrong)}, which the server does not list (it lists {listed})")
+        wrong = {name: f"{FLAGS[name][0]} names {self.flags[name][0]}" for name in TOOL_FLAGS
+                 if self.flags.get(name) and self.flags[name][0] not in names}
+        listed = ", ".join(map(str, names)) if names else "no tool"
+        if wrong and not self.in_class:
+            raise UsageError(f"{' and '.join(wrong.values())}, which the server does not list (it lists {listed})")
+        self.unlisted = {name: f"{words}, which the server does not list (it lists {listed}): not offered"
+                         for name, words in wrong.items()}  # in a class, each the ✗ of the rules that need it
 
     # -- the rules --
 
@@ -1530,10 +2025,11 @@ class Card:
                 "differs": None, "session_at": None}
         run = None
         try:
-            if self.stopped or time.monotonic() >= self.ends_at:
-                raise CouldNotRun("the card was stopped" if self.stopped else
-                                  f"the card's deadline ({self.card_seconds:g} s) passed before it began",
-                                  {"code": "stopped" if self.stopped else "card_deadline"})
+            if self.stopped:
+                raise self.why_stopped()
+            if time.monotonic() >= self.ends_at:
+                raise CouldNotRun(f"the card's deadline ({self.card_seconds:g} s) passed before it began",
+                                  {"code": "card_deadline"})
             run = Run(self, rule, self.era_for(rule))
             problems = rule["check"](run)
         except Unjudged as exc:
@@ -1552,6 +2048,9 @@ class Card:
         if run.cut_by_card() and any(problems.values()):
             return row | {"outcome": "could_not_run", "reason": {"code": "card_deadline"},
                           "text": f"the card's deadline ({self.card_seconds:g} s) passed while it ran"}
+        if run.cut_by_bound() and any(problems.values()):  # what its ended processes did not say is no verdict
+            stopped = self.why_stopped()
+            return row | {"outcome": "could_not_run", "reason": stopped.reason, "text": stopped.text}
         chosen = problems[self.standard]
         if rule["differs"]:  # both standards: what each expects, where it says so, its outcome
             sides = {"course": (rule["claim"], rule["passage"], rule["quote"]),
@@ -1573,7 +2072,8 @@ class Card:
         ids) judged, jobs at a time, each on its own processes, the stdout rule last (it reads every session before
         it); the report."""
         chosen = [r for r in RULES if (r["level"] in levels or r["level"] == "stdio") and (not only or r["id"] in only)]
-        self.ends_at = time.monotonic() + self.card_seconds
+        began = self.account.started = time.monotonic()
+        self.ends_at = began + self.card_seconds
         try:
             self.start(eof=EOF_RULE in chosen)
             self.check_flags()
@@ -1583,6 +2083,7 @@ class Card:
             rows |= {r["id"]: self.judge(r) for r in chosen if r["last"]}
         finally:
             self.stop()
+            self.seconds = time.monotonic() - began
         self.rows = [rows[r["id"]] for r in chosen]
         return self.report(levels)
 
@@ -1601,7 +2102,20 @@ class Card:
                 "rules": [{key: value for key, value in row.items() if key not in ("at", "session_at")}
                           for row in self.rows],
                 "summary": summary, "untested_flags": untested,
+                "bounds": self.account.limits | {"wall_seconds": self.card_seconds},
+                "used": self.account.usage() | {"wall_seconds": round(self.seconds, 1)}, "stopped_by": self.bound_passed(),
                 "exit_status": exit_status({row["outcome"] for row in self.rows})}
+
+    def bound_passed(self) -> dict | None:
+        """The bound that stopped the card: one its server's processes went over, or the wall time (its deadline)."""
+        if self.stopped_by:
+            return self.stopped_by
+        cut = [row["id"] for row in self.rows if (row["reason"] or {}).get("code") == "card_deadline"]
+        if not cut:
+            return None
+        breach = {"bound": "wall_seconds", "limit": self.card_seconds, "used": round(self.seconds, 1),
+                  "at": round(self.seconds, 1), "rule": cut[0]}
+        return breach | {"text": bound_text(breach)}
 
 
 def clue(run: Run, wire: Wire, sent: dict, reply: dict | None) -> dict:
@@ -1769,12 +2283,25 @@ def text(card: dict) -> str:
     for why, ids in unrun.items():
         lines += [""] + wrap(f"{mark('could_not_run')} could not run ({why}): {', '.join(ids)}")
     lines += [""] + summary_lines(card)
+    if ended_text(card.get("used") or {}):
+        lines += wrap(ended_text(card["used"]))
     if card["untested_flags"]:
         takes = {flag: f"{flag} {given}" for flag, given, _, _ in FLAGS.values()}
         lines += wrap("the flags that would test what was not tested: "
                       + ", ".join(takes[flag] for flag in card["untested_flags"]))
     lines.append(f"exit status {card['exit_status']}: {EXIT_STATUSES[card['exit_status']]}")
     return "\n".join(lines) + "\n"
+
+
+def ended_text(used: dict) -> str:
+    """What the card had to end of the server's processes, in words ("" if nothing)."""
+    ended = []
+    if used.get("outlived"):
+        ended.append(f"{used['outlived']} {'process' if used['outlived'] == 1 else 'processes'} the server left running "
+                     "after it exited")
+    if used.get("ignored_sigterm"):
+        ended.append("its processes with SIGKILL, SIGTERM not having ended them")
+    return "the card ended " + " and ".join(ended) if ended else ""
 
 
 def wrap(words: str, indent: str = "") -> list:
@@ -1857,6 +2384,17 @@ def seconds(text: str) -> float:
     return value
 
 
+def amount(text: str) -> float:
+    """A number, more than 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"takes a number, more than 0, not {text!r}")
+    return value
+
+
 def count(text: str) -> int:
     """A whole number, 1 or more."""
     if not text.isdigit() or int(text) < 1:
@@ -1927,7 +2465,11 @@ def parser() -> argparse.ArgumentParser:
     bounds.add_argument("--rule-deadline", type=seconds, metavar="S",
                         help=f"seconds a rule may take ({RULE_DEADLINE} times --timeout)")
     bounds.add_argument("--deadline", type=seconds, metavar="S",
-                        help=f"seconds the whole card may take ({CARD_DEADLINE} times --timeout)")
+                        help=f"seconds the whole card may take, its wall time bound ({CARD_DEADLINE} times --timeout)")
+    for bound, (flag, _, unit, default, counts) in BOUNDS.items():
+        bounds.add_argument(flag, dest=bound, type=amount if unit else count,
+                            metavar=unit.upper() or "N", help=f"the server's processes, all of them together: "
+                                                               f"{counts} ({default:g}{' ' + unit if unit else ''})")
     bounds.add_argument("--jobs", type=count, metavar="N",
                         help=f"rules judged at a time, each on its own processes (this machine's cores: {cores()}; "
                              "1 with --board)")
@@ -1966,6 +2508,7 @@ def options(argv: list) -> dict:
             "rule_seconds": asked.rule_deadline, "card_seconds": asked.deadline, "port": asked.port,
             "jobs": 1 if asked.board else asked.jobs or cores(), "standard": "spec" if asked.spec else "course",
             "only": asked.only, "json": asked.json, "board": asked.board, "trace": asked.trace, "rules": asked.rules,
+            "bounds": {bound: getattr(asked, bound) for bound in BOUNDS if getattr(asked, bound) is not None},
             "levels": ("000", "002", "004")[:("000", "002", "004").index(asked.level) + 1]}
 
 
@@ -1975,7 +2518,7 @@ def judge(argv, session=None) -> tuple:
     asked = argv if isinstance(argv, dict) else options(argv)
     judged = Card(asked["command"], asked["flags"], asked["timeout"], asked["standard"], session,
                   sys.stderr if asked["trace"] else None, asked["not_offered"], asked["rule_seconds"],
-                  asked["card_seconds"])
+                  asked["card_seconds"], asked["bounds"])
     return judged.run(asked["levels"], asked["only"], asked["jobs"]), judged
 
 

@@ -456,7 +456,7 @@ def test_the_json_card_keeps_its_shape():
     card = json.loads(done.stdout)
     assert (done.returncode, list(card)) == (1, ["schema_version", "command", "standard", "levels", "flags",
                                                  "not_offered", "eras", "eras_text", "diagnosis", "rules", "summary",
-                                                 "untested_flags", "exit_status"])
+                                                 "untested_flags", "bounds", "used", "stopped_by", "exit_status"])
     assert [card[key] for key in ("schema_version", "command", "standard", "levels", "flags", "not_offered",
                                   "diagnosis", "untested_flags", "exit_status")] == [
         1, NAIVE + ["answers-notifications"], "course", ["000", "002", "004"], [], [], None, [], 1]
