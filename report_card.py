@@ -44,6 +44,7 @@ import queue
 import re
 import select
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -57,6 +58,7 @@ except ImportError:
     resource = None
 
 import board  # the wire board: read_line (the lab's parse), the course's codes, the 2026-07-28 _meta keys, the page
+import grading  # the card's verdicts as points, in the formats graders read
 from board import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, MAX_MESSAGE_BYTES, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
 from mcp_min import error_response, notification, request
 
@@ -247,7 +249,7 @@ class Account:
             self.peak["memory_mb"] = max(self.peak["memory_mb"], used["memory_mb"])
             self.peak["processes"] = max(self.peak["processes"], used["processes"])
             self.cpu = max(self.cpu, self.cpu_ended + used["cpu_seconds"])
-            now = {"memory_mb": used["memory_mb"], "processes": used["processes"], "cpu_seconds": self.cpu}
+            now = {"processes": used["processes"], "memory_mb": used["memory_mb"], "cpu_seconds": self.cpu}
         for bound, value in now.items():
             if value > self.limits[bound]:
                 self.exceeded(bound, value, names[bound])
@@ -1004,7 +1006,7 @@ class Run:
         """A flag's (tool or method, arguments); absent, not applicable where --not-offered names its feature, else
         not tested (naming the flag that would test it)."""
         value = self.card.flags.get(name)
-        if name in self.card.unlisted:  # in a class: a tool the assignment names, which this server does not list
+        if name in self.card.unlisted:  # a tool the assignment names, which this server does not list
             flag, _, _, feature = FLAGS[name]
             if feature in self.card.optional:
                 raise NotApplicable(f"{self.card.unlisted[name]}; the assignment leaves {feature} optional",
@@ -1822,7 +1824,7 @@ class Card:
     def __init__(self, command: list, flags: dict | None = None, timeout: float = DEFAULT_TIMEOUT,
                  standard: str = "course", session=None, trace=None, not_offered=(), rule_seconds: float | None = None,
                  card_seconds: float | None = None, bounds: dict | None = None, cwd: str | None = None,
-                 env: dict | None = None, in_class: bool = False, optional=()):
+                 env: dict | None = None, assigned: bool = False, optional=()):
         self.command, self.flags, self.timeout, self.standard = command, flags or {}, timeout, standard
         self.not_offered = set(not_offered)  # the features --not-offered says the server lacks
         self.rule_seconds = rule_seconds or RULE_DEADLINE * timeout  # each rule's deadline
@@ -1842,9 +1844,9 @@ class Card:
         self.stopped_by = None  # the bound the server's processes went over, which stopped the card
         self.account = Account(bounds, over=self.bounded)  # what the server's processes used, against the bounds
         self.cwd, self.env = cwd, env  # the servers' working directory and environment (None: the card's own)
-        self.in_class = in_class  # one of a class: a flag's tool the server does not list is its ✗, not a mistake
+        self.assigned = assigned  # the flags are an assignment's: a tool the server does not list is its ✗
         self.optional = set(optional)  # the features an assignment leaves optional
-        self.unlisted = {}  # in a class, the flags whose tool the server does not list: flag name -> the words
+        self.unlisted = {}  # with assigned flags, each whose tool the server does not list: flag name -> the words
         self.seconds = 0.0  # how long the card took
         self.rows = []
 
@@ -1991,10 +1993,10 @@ class Card:
         wrong = {name: f"{FLAGS[name][0]} names {self.flags[name][0]}" for name in TOOL_FLAGS
                  if self.flags.get(name) and self.flags[name][0] not in names}
         listed = ", ".join(map(str, names)) if names else "no tool"
-        if wrong and not self.in_class:
+        if wrong and not self.assigned:
             raise UsageError(f"{' and '.join(wrong.values())}, which the server does not list (it lists {listed})")
         self.unlisted = {name: f"{words}, which the server does not list (it lists {listed}): not offered"
-                         for name, words in wrong.items()}  # in a class, each the ✗ of the rules that need it
+                         for name, words in wrong.items()}  # each the ✗ of the rules that need it
 
     # -- the rules --
 
@@ -2264,18 +2266,7 @@ def text(card: dict) -> str:
         if row["level"] != level:
             level = row["level"]
             lines += ["", LEVELS[level]]
-        lines += wrap(f"{mark(row['outcome'])} {row['id']}: {row['claim']}", "  ") + wrap(row["passage"], INDENT)
-        if row["outcome"] == "fail" and row["quote"]:
-            lines += wrap(row["quote"], INDENT)
-        if row["text"]:
-            lines += wrap(row_text(row), INDENT)
-        lines += exchange_lines(row["exchange"])
-        if row["differs"]:
-            other = "spec" if card["standard"] == "course" else "course"
-            side = row["differs"][other]
-            lines += wrap(f"the {other}: {side['expects']} ({side['passage']})", INDENT)
-            lines += wrap(f"by the {other}: {mark(side['outcome'])}" + (
-                f" {side['text']}" if side["outcome"] == "fail" and row["outcome"] == "pass" else ""), INDENT)
+        lines += row_lines(card, row)
     unrun = {}  # why: the rules that could not run for it
     for row in card["rules"]:
         if row["outcome"] == "could_not_run":
@@ -2302,6 +2293,24 @@ def ended_text(used: dict) -> str:
     if used.get("ignored_sigterm"):
         ended.append("its processes with SIGKILL, SIGTERM not having ended them")
     return "the card ended " + " and ".join(ended) if ended else ""
+
+
+def row_lines(card: dict, row: dict) -> list:
+    """One row of the card, as the text card prints it: its mark, id and claim, its passage; what happened or why it
+    was not judged, and the lines that show it; where the lab and the spec differ, the other's verdict."""
+    lines = wrap(f"{mark(row['outcome'])} {row['id']}: {row['claim']}", "  ") + wrap(row["passage"], INDENT)
+    if row["outcome"] == "fail" and row["quote"]:
+        lines += wrap(row["quote"], INDENT)
+    if row["text"]:
+        lines += wrap(row_text(row), INDENT)
+    lines += exchange_lines(row["exchange"])
+    if row["differs"]:
+        other = "spec" if card["standard"] == "course" else "course"
+        side = row["differs"][other]
+        lines += wrap(f"the {other}: {side['expects']} ({side['passage']})", INDENT)
+        lines += wrap(f"by the {other}: {mark(side['outcome'])}" + (
+            f" {side['text']}" if side["outcome"] == "fail" and row["outcome"] == "pass" else ""), INDENT)
+    return lines
 
 
 def wrap(words: str, indent: str = "") -> list:
@@ -2338,7 +2347,137 @@ def board_view(card: dict, judged: Card, session) -> dict:
 
 
 # ---------------------------------------------------------------------------------------------------
-# ---- 7. The command line ----
+# ---- 7. A class ----
+# With --class DIR, each folder of DIR is a submission, and {submission} in the server's command stands for its
+# path. Each is one card, its servers started from a scratch working directory with a scrubbed environment,
+# --parallel cards side by side (each card's rules --jobs at a time still): a card whose server goes over a bound
+# stops alone. What each earns, and the formats graders read, are grading.py's.
+# ---------------------------------------------------------------------------------------------------
+
+SUBMISSION = "{submission}"  # in the server's command, a submission's path
+KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")  # what a submission's servers see of the environment
+
+
+def submissions(folder: str) -> list:
+    """(name, absolute path) of each submission: each folder in folder, by name; hidden ones are left out."""
+    return [(entry.name, os.path.abspath(entry.path)) for entry in sorted(os.scandir(folder), key=lambda e: e.name)
+            if entry.is_dir() and not entry.name.startswith(".")]
+
+
+def scrubbed(scratch: str) -> dict:
+    """The environment of a submission's servers: the path, the locale, the time zone; home and temp its scratch
+    folder. Nothing else of the grader's (no token, no key) reaches a student's code."""
+    kept = {name: os.environ[name] for name in KEPT_VARIABLES if name in os.environ}
+    return kept | {"HOME": scratch, "TMPDIR": scratch}
+
+
+def card_for(asked: dict, command: list, session=None, **place) -> "Card":
+    """A card for a server command, with a command line's flags (options()); place: its cwd, env, and whether its
+    flags are an assignment's."""
+    return Card(command, asked["flags"], asked["timeout"], asked["standard"], session,
+                sys.stderr if asked["trace"] else None, asked["not_offered"], asked["rule_seconds"],
+                asked["card_seconds"], asked["bounds"], optional=asked["optional"], **place)
+
+
+def graded(card: dict, name: str, path: str, asked: dict) -> dict:
+    """One judged card with what the formats read: its score, each row's lines as the text card prints them, the
+    text card, its summary."""
+    summary = summary_lines(card) + ([card["stopped_by"]["text"]] if card["stopped_by"] else [])
+    return {"name": name, "path": path, "card": card, "score": grading.score(card, asked["points"], asked["optional"]),
+            "lines": {row["id"]: row_lines(card, row) for row in card["rules"]}, "text": text(card),
+            "summary": "\n".join(summary + [f"exit status {card['exit_status']}: {EXIT_STATUSES[card['exit_status']]}"])}
+
+
+def judge_class(asked: dict) -> tuple:
+    """Every submission of the class graded, --parallel at a time, each in a scratch folder of its own: (the graded, in
+    name order; the grader's own figures). Progress goes to stderr, a line a submission as it is done."""
+    began = time.monotonic()
+    found = submissions(asked["class"])
+    cards, lock = set(), threading.Lock()
+
+    def grade(name: str, path: str) -> dict:
+        scratch = tempfile.mkdtemp(prefix="report-card-")
+        try:
+            judged = card_for(asked, [word.replace(SUBMISSION, path) for word in asked["command"]], cwd=scratch,
+                              env=scrubbed(scratch), assigned=True)
+            with lock:
+                cards.add(judged)
+            card = judged.run(asked["levels"], asked["only"], asked["jobs"])
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        one = graded(card, name, path, asked)
+        with lock:
+            cards.discard(judged)
+            print(f"report_card: {name}: {grading.number(one['score']['points'])}/{grading.number(one['score']['max'])}"
+                  f" points, exit status {card['exit_status']}" + (f", stopped: {card['stopped_by']['text']}"
+                                                                    if card["stopped_by"] else ""),
+                  file=sys.stderr, flush=True)
+        return one
+
+    pool = concurrent.futures.ThreadPoolExecutor(asked["parallel"])
+    try:
+        done = list(pool.map(lambda found_one: grade(*found_one), found))
+    except BaseException:
+        with lock:
+            for judged in cards:
+                judged.stop()  # a Ctrl-C: every card's processes end, and no rule starts another
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return done, {"submissions": len(done), "wall_seconds": round(time.monotonic() - began, 1),
+                  "peak_memory_mb": peak_memory(), "parallel": asked["parallel"], "jobs": asked["jobs"]}
+
+
+def peak_memory() -> float | None:
+    """This process's own peak resident memory in MB (None where the system does not say)."""
+    if resource is None:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kilobytes on Linux, bytes on macOS
+    return round(peak / (MB if sys.platform == "darwin" else 1024), 1)
+
+
+def class_text(done: list, grader: dict) -> str:
+    """The class as text: each submission's card under its name and points, then a line a submission."""
+    lines = []
+    for one in done:
+        lines += [f"== {one['name']}: {grading.number(one['score']['points'])}/{grading.number(one['score']['max'])} "
+                  "points ==", one["text"]]
+    width = max([len(one["name"]) for one in done] + [10])
+    lines.append(f"the class: {grader['submissions']} submissions in {grader['wall_seconds']:g} s, {grader['parallel']} "
+                 f"side by side; the grader's peak memory {grader['peak_memory_mb']} MB")
+    for one in done:
+        stopped = one["card"]["stopped_by"]
+        lines.append(f"  {one['name']:{width}}  {grading.number(one['score']['points']):>5}/"
+                     f"{grading.number(one['score']['max'])}  exit status {one['card']['exit_status']}"
+                     + (f"  stopped: {BOUNDS[stopped['bound']][1] if stopped['bound'] in BOUNDS else 'wall time'} "
+                        f"({stopped['used']:g} of {stopped['limit']:g})" if stopped else ""))
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(asked: dict, done: list):
+    """Write the files the command line asks for: the gradebook, JUnit XML, Gradescope's results.json, and with --cards
+    each submission's card as text and as JSON."""
+    formats = {"gradebook": grading.gradebook, "junit": grading.junit,
+               "gradescope": lambda done: json.dumps(grading.gradescope(done[0]), indent=2, ensure_ascii=False) + "\n"}
+    for name, written in formats.items():
+        if asked[name]:
+            write_file(asked[name], written(done))
+    if asked["cards"]:
+        os.makedirs(asked["cards"], exist_ok=True)
+        for one in done:
+            write_file(os.path.join(asked["cards"], one["name"] + ".txt"), one["text"])
+            write_file(os.path.join(asked["cards"], one["name"] + ".json"),
+                       json.dumps(one["card"], indent=2, ensure_ascii=False) + "\n")
+
+
+def write_file(path: str, text: str):
+    """Write a file whole, in UTF-8, its lines as they are."""
+    with open(path, "w", encoding="utf-8", newline="") as file:
+        file.write(text)
+
+
+# ---------------------------------------------------------------------------------------------------
+# ---- 8. The command line ----
 # argparse's: --help is the usage, a mistake is one line and exit status 2, and the server's command comes
 # after "--" (or, where a host ate the "--", after the last flag).
 # ---------------------------------------------------------------------------------------------------
@@ -2445,6 +2584,7 @@ def parser() -> argparse.ArgumentParser:
     parse = Parser(prog="python report_card.py", allow_abbrev=False, epilog=EPILOG,
                    formatter_class=argparse.RawDescriptionHelpFormatter,
                    usage="python report_card.py [flags] -- SERVER COMMAND [ARGS ...]\n"
+                         "       python report_card.py --class DIR [flags] -- SERVER COMMAND WITH {submission}\n"
                          "       python report_card.py --rules",
                    description="The report card: the course's rules checked against an MCP server over stdio,\n"
                                "each with its passage and the messages that show it.")
@@ -2480,14 +2620,86 @@ def parser() -> argparse.ArgumentParser:
                                "beside the diagram at the end; the page stays until Enter")
     shown_as.add_argument("--port", type=port, default=0, metavar="N", help="the board's port (0: any free one)")
     shown_as.add_argument("--trace", action="store_true", help="every line on stderr as it crosses, with its rule")
+    grades = parse.add_argument_group("an assignment, a class, and the formats graders read (docs/grading.md)")
+    grades.add_argument("--config", metavar="FILE", help="the assignment's file (JSON): its level, flags, points per "
+                                                         "rule, optional features, bounds")
+    grades.add_argument("--class", dest="class_", metavar="DIR", help="grade each folder of DIR, a submission: "
+                                                                      "{submission} in the server's command is its path")
+    grades.add_argument("--parallel", type=count, metavar="N",
+                        help=f"submissions graded side by side, with --class (this machine's cores: {cores()})")
+    grades.add_argument("--gradebook", metavar="FILE.csv", help="a row a submission, a column a rule: the points")
+    grades.add_argument("--junit", metavar="FILE", help="JUnit XML: a testsuite a submission, a testcase a rule")
+    grades.add_argument("--gradescope", metavar="FILE", help="Gradescope's results.json, for one submission")
+    grades.add_argument("--cards", metavar="DIR", help="with --class, each submission's card in DIR: NAME.txt, NAME.json")
     parse.add_argument("command", nargs=argparse.REMAINDER, help="the server's command and its arguments, after --")
     return parse
+
+
+CONFIG_KEYS = {  # the assignment's file: each key, what it holds
+    "level": '"000", "002" or "004", as --level',
+    "flags": "the card's flags as on its command line, a list of words",
+    "points": "each rule's points, by its id (a rule not named: 1)",
+    "optional": "the features (or rule ids) a server may leave out: not applicable earns the points",
+    "bounds": f"bounds on a server's processes: {', '.join(BOUNDS)}, wall_seconds",
+}
+
+
+def assignment(path: str) -> dict:
+    """An assignment's file (--config), checked: {"words": its level, flags and bounds as command-line words,
+    "points", "optional"}; a mistake raises UsageError naming the file."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            given = json.load(file)
+    except OSError as exc:
+        raise UsageError(f"--config {path}: {exc.strerror or exc}")
+    except ValueError as exc:
+        raise UsageError(f"--config {path} is not JSON: {exc}")
+    if not isinstance(given, dict) or set(given) - set(CONFIG_KEYS):
+        raise UsageError(f"--config {path}: an object whose keys are among {', '.join(CONFIG_KEYS)}"
+                         + (f", not {', '.join(sorted(set(given) - set(CONFIG_KEYS)))}" if isinstance(given, dict)
+                            else ""))
+    words = ["--level", given["level"]] if "level" in given else []
+    flags = given.get("flags", [])
+    if not (isinstance(flags, list) and all(isinstance(word, str) for word in flags)) \
+            or {"--config", "--class", "--"} & set(flags):
+        raise UsageError(f"--config {path}: flags is a list of the card's flags, as words (not --config, --class, --)")
+    words += flags
+    bounds = given.get("bounds", {})
+    flag_of = {bound: flag for bound, (flag, _, _, _, _) in BOUNDS.items()} | {"wall_seconds": "--deadline"}
+    if not isinstance(bounds, dict) or set(bounds) - set(flag_of):
+        raise UsageError(f"--config {path}: bounds is an object whose keys are among {', '.join(flag_of)}")
+    for bound, value in bounds.items():
+        words += [flag_of[bound], str(value)]
+    try:
+        parser().parse_args(words)  # the file's words alone: a mistake among them is the file's
+    except UsageError as exc:
+        raise UsageError(f"--config {path}: {exc}")
+    points, optional = given.get("points", {}), given.get("optional", [])
+    ids = {r["id"] for r in RULES}
+    if not isinstance(points, dict) or set(points) - ids or not all(
+            isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 for value in points.values()):
+        raise UsageError(f"--config {path}: points is an object of rule ids and numbers, 0 or more"
+                         + (f" (no rule {', '.join(sorted(set(points) - ids))})" if isinstance(points, dict)
+                            and set(points) - ids else ""))
+    if not isinstance(optional, list) or set(optional) - ids - set(grading.FEATURES):
+        raise UsageError(f"--config {path}: optional is a list of features ({', '.join(grading.FEATURES)}) or rule "
+                         "ids")
+    return {"words": words, "points": points, "optional": set(optional)}
+
+
+def config_path(words: list) -> str | None:
+    """The file --config names among a command line's words, if any."""
+    pre = Parser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--config")
+    return pre.parse_known_args(words)[0].config
 
 
 def options(argv: list) -> dict:
     """What a command line asks for: the server's command, the flags, the switches; a mistake raises UsageError."""
     words, command = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, None)
-    asked = parser().parse_args(words)
+    path = config_path(words)
+    given = assignment(path) if path else {"words": [], "points": {}, "optional": set()}
+    asked = parser().parse_args(given["words"] + words)  # the command line's flags after the file's: they win
     if command is None:
         command = asked.command  # no "--": the command starts at the first word that is no flag
     elif asked.command:
@@ -2497,6 +2709,17 @@ def options(argv: list) -> dict:
     if asked.board and asked.jobs not in (None, 1):
         raise UsageError(f"--board draws one session at a time, so it judges one rule at a time: not --jobs "
                          f"{asked.jobs}")
+    named = any(SUBMISSION in word for word in command)
+    if asked.class_ and not (os.path.isdir(asked.class_) and named):
+        raise UsageError(f"--class {asked.class_}: a folder of submissions, and {SUBMISSION} in the server's command "
+                         f"for the path of each" if named else f"--class needs {SUBMISSION} in the server's command, "
+                                                               "where each submission's path goes")
+    if not asked.class_ and (named or asked.parallel or asked.cards):
+        raise UsageError(f"{SUBMISSION if named else '--parallel' if asked.parallel else '--cards'} is for a class: "
+                         "with --class DIR")
+    if asked.class_ and (asked.board or asked.gradescope):
+        raise UsageError(f"--class grades many submissions: not {'--board' if asked.board else '--gradescope'}, "
+                         "which show one")
     flags = {name: getattr(asked, name) for name in FLAGS}
     if flags["not_allowed"]:
         flags["not_allowed"] = (flags["not_allowed"][0], {})  # a tool's name, called with no arguments
@@ -2509,6 +2732,9 @@ def options(argv: list) -> dict:
             "jobs": 1 if asked.board else asked.jobs or cores(), "standard": "spec" if asked.spec else "course",
             "only": asked.only, "json": asked.json, "board": asked.board, "trace": asked.trace, "rules": asked.rules,
             "bounds": {bound: getattr(asked, bound) for bound in BOUNDS if getattr(asked, bound) is not None},
+            "config": path, "points": given["points"], "optional": given["optional"] | asked.not_offered,
+            "class": asked.class_, "parallel": asked.parallel or cores(), "gradebook": asked.gradebook,
+            "junit": asked.junit, "gradescope": asked.gradescope, "cards": asked.cards,
             "levels": ("000", "002", "004")[:("000", "002", "004").index(asked.level) + 1]}
 
 
@@ -2516,9 +2742,7 @@ def judge(argv, session=None) -> tuple:
     """(the card as JSON, the Card that judged it) for a command line's flags and server (or what options() made of
     them), printing nothing; a flag naming a tool the server does not list raises UsageError."""
     asked = argv if isinstance(argv, dict) else options(argv)
-    judged = Card(asked["command"], asked["flags"], asked["timeout"], asked["standard"], session,
-                  sys.stderr if asked["trace"] else None, asked["not_offered"], asked["rule_seconds"],
-                  asked["card_seconds"], asked["bounds"])
+    judged = card_for(asked, asked["command"], session, assigned=asked["config"] is not None)
     return judged.run(asked["levels"], asked["only"], asked["jobs"]), judged
 
 
@@ -2535,6 +2759,9 @@ def main(argv: list | None = None) -> int:
         for r in RULES:
             print(f"{r['id']:26} {LEVELS[r['level']]:10} {r['claim']}\n{'':37} {r['passage']}")
         return 0
+    WATCHER.subreaper = become_subreaper()  # this process is the card's own: what its servers orphan comes back to it
+    if asked["class"]:
+        return main_class(asked)
     session = httpd = None
     if asked["board"]:
         session = board.Session(asked["timeout"], {"command": "report card: " + shlex.join(asked["command"]),
@@ -2550,6 +2777,7 @@ def main(argv: list | None = None) -> int:
         return 130
     sys.stdout.write(json.dumps(card, indent=2, ensure_ascii=False) + "\n" if asked["json"] else text(card))
     sys.stdout.flush()
+    write_outputs(asked, [graded(card, shlex.join(asked["command"]), os.getcwd(), asked)])
     if session:
         session.card = board_view(card, judged, session)
         session.end()
@@ -2562,6 +2790,26 @@ def main(argv: list | None = None) -> int:
         board.let_viewers_finish(session)
         httpd.server_close()
     return card["exit_status"]
+
+
+def main_class(asked: dict) -> int:
+    """--class: every submission graded, the class printed (text, or JSON with --json), the files written; 0 once
+    every submission has its card (the verdicts are in them), 130 on Ctrl-C."""
+    try:
+        done, grader = judge_class(asked)
+    except KeyboardInterrupt:
+        return 130
+    if asked["json"]:
+        settings = {"class": os.path.abspath(asked["class"]), "command": asked["command"],
+                    "levels": list(asked["levels"]), "config": asked["config"],
+                    "points": {r["id"]: asked["points"].get(r["id"], 1) for r in RULES},
+                    "optional": sorted(asked["optional"])}
+        sys.stdout.write(json.dumps(grading.class_json(done, settings, grader), indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(class_text(done, grader))
+    sys.stdout.flush()
+    write_outputs(asked, done)
+    return 0
 
 
 if __name__ == "__main__":

@@ -6,19 +6,25 @@ each run as a student's submission. No test waits on a clock: each waits for a l
 with a deadline far beyond what an honest run takes; processes are looked for in /proc.
 """
 
+import concurrent.futures
+import csv
+import io
 import json
 import os
 import pathlib
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ElementTree
 
 import pytest
 
+import grading
 import hostile_servers
 import naive_servers
 import report_card
 from report_card import Wire
+from test_report_card import outcomes_in_text
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 PYTHON = sys.executable
@@ -156,3 +162,311 @@ def test_rlimits_are_a_backstop_no_core_file_and_a_little_more_cpu_than_the_whol
         wire.close()
     assert [line.split()[-3:] for line in limits if line.startswith(("Max cpu time", "Max core file size"))] == [
         ["32", "33", "seconds"], ["0", "0", "bytes"]]
+
+
+# ---------------------------------------------------------------------------------------------------
+# A class in one command: good, broken and hostile submissions, each with the verdict it should get
+# ---------------------------------------------------------------------------------------------------
+
+ASSIGNMENT = {"level": "000", "flags": naive_servers.FLAGS + ["--timeout", "5"],
+              "points": {"no-traceback": 2, "exit-on-eof": 0.5}, "optional": ["allow-list"],
+              "bounds": {"memory_mb": 200, "processes": 32, "cpu_seconds": 3, "stdout_mb": 4, "stderr_mb": 4,
+                         "wall_seconds": 120}}
+BROKEN = ["answers-notifications", "parse-error-ignored", "no-jsonrpc-check", "crashes-on-handler-bug",
+          "traceback-on-wire", "no-gate", "capabilities-true", "allow-list-ignored", "stops-after-parse-error",
+          "print-on-stdout", "never-exits"]  # naive mistakes of course 000 and stdio
+WITHOUT = {"no-divide": "divide", "no-allow-list": "delete_db"}  # a student who left out one tool the flags name
+LEVEL_000 = [r["id"] for r in report_card.RULES if r["level"] in ("000", "stdio")]
+
+
+def server_py(maintainers: pathlib.Path, name: str) -> str:
+    """A submission's server.py: the naive base, one of its mistakes, a hostile server, or the base without a tool."""
+    head = f"import sys\nsys.path.insert(0, {str(maintainers)!r})\nimport naive_servers, hostile_servers\n"
+    if name in hostile_servers.HOSTILE:
+        return head + f"hostile_servers.HOSTILE[{name!r}][0]().main()\n"
+    if name in naive_servers.MISTAKES:
+        return head + f"naive_servers.MISTAKES[{name!r}][0]().main()\n"
+    if name in WITHOUT:
+        return head + (f"class Without(naive_servers.Base):\n    def __init__(self):\n        super().__init__()\n"
+                       f"        self.tools.pop({WITHOUT[name]!r})\n        self.required.pop({WITHOUT[name]!r}, None)\n"
+                       f"Without().main()\n")
+    return head + "naive_servers.Base().main()\n"
+
+
+def make_class(folder: pathlib.Path) -> list:
+    """The test class in folder, a submission a subfolder: two good, eleven broken, two without a tool the flags name,
+    one with no server.py, eight hostile; their names."""
+    names = ["alice", "bob", *BROKEN, *WITHOUT, "empty", *hostile_servers.HOSTILE]
+    for name in names:
+        (folder / name).mkdir(parents=True)
+        if name != "empty":
+            (folder / name / "server.py").write_text(server_py(HERE / "maintainers", name))
+    return sorted(names)
+
+
+def expected(name: str) -> dict:
+    """What a submission's card should hold: its outcomes by rule (pass unless said), its exit status, its bound."""
+    outcomes = dict.fromkeys(LEVEL_000, "pass")
+    if name in naive_servers.MISTAKES:
+        return {"outcomes": outcomes | {naive_servers.MISTAKES[name][1]: "fail"}, "exit": 1, "bound": None}
+    if name == "no-divide":
+        return {"outcomes": outcomes | {"tool-error-is-result": "fail"}, "exit": 1, "bound": None}
+    if name == "no-allow-list":
+        return {"outcomes": outcomes | {"tool-not-allowed": "not_applicable"}, "exit": 0, "bound": None}
+    if name == "empty":  # no session: the stdio rules alone are judged
+        outcomes = dict.fromkeys(LEVEL_000, "could_not_run") | {"stdout-only-json": "pass", "exit-on-eof": "pass"}
+        return {"outcomes": outcomes, "exit": 4, "bound": None}
+    if name == "child-keeps-stdout":
+        return {"outcomes": outcomes | {"internal-error": "fail"}, "exit": 1, "bound": None}
+    if name == "ignores-sigterm":
+        return {"outcomes": outcomes | {"exit-on-eof": "fail"}, "exit": 1, "bound": None}
+    if name in hostile_servers.HOSTILE:  # what ran before the bound was passed keeps its verdict; the rest could not
+        return {"outcomes": None, "exit": 4, "bound": hostile_servers.HOSTILE[name][1]}
+    return {"outcomes": outcomes, "exit": 0, "bound": None}
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory) -> dict:
+    """The test class graded in one command (--json, --gradebook, --junit): what it printed and wrote, and the
+    processes it left."""
+    folder = tmp_path_factory.mktemp("class")
+    names = make_class(folder / "submissions")
+    (folder / "assignment.json").write_text(json.dumps(ASSIGNMENT))
+    command = CARD + ["--class", str(folder / "submissions"), "--config", str(folder / "assignment.json"), "--json",
+                      "--gradebook", str(folder / "grades.csv"), "--junit", str(folder / "report.xml"), "--cards",
+                      str(folder / "cards"), "--", PYTHON, "{submission}/server.py"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE)
+    out, err = process.communicate(timeout=BOUND)
+    left = marked(f"{process.pid}-") if LINUX else []
+    return {"names": names, "returncode": process.returncode, "class": json.loads(out), "stderr": err,
+            "gradebook": (folder / "grades.csv").read_text(), "junit": (folder / "report.xml").read_text(),
+            "texts": {name: (folder / "cards" / f"{name}.txt").read_text() for name in names}, "left": left}
+
+
+def test_a_class_of_24_is_graded_in_one_command_each_submission_with_the_verdict_it_should_get(graded_class):
+    # Each card as expected: the broken ones their own rule's ✗, the one without a tool the flags name its ✗ (not a
+    # usage error), the one without the optional allow-list not applicable, the hostile ones stopped by their bound.
+    found = {one["name"]: one["card"] for one in graded_class["class"]["submissions"]}
+    assert (graded_class["returncode"], list(found)) == (0, graded_class["names"])
+    assert len(found) == 24
+    for name, card in found.items():
+        want = expected(name)
+        if want["outcomes"] is None:  # a flood fails the rules it drowned before the bound stopped it
+            assert {row["outcome"] for row in card["rules"] if (row["reason"] or {}).get("why") != "flooded"} <= {
+                "pass", "could_not_run"}, name
+        else:
+            assert {row["id"]: row["outcome"] for row in card["rules"]} == want["outcomes"], name
+        assert (card["exit_status"], (card["stopped_by"] or {}).get("bound")) == (want["exit"], want["bound"]), name
+
+
+def test_the_hostile_submissions_get_a_card_that_names_the_bound_and_nothing_of_theirs_is_left(graded_class):
+    # Each stopped by its bound, the rules it did not finish "could not run" with the bound's words; what the card
+    # had to end is said; no process of the class runs once the command is done.
+    found = {one["name"]: one["card"] for one in graded_class["class"]["submissions"]}
+    for name, (_, bound) in hostile_servers.HOSTILE.items():
+        card = found[name]
+        if bound:
+            unrun = {row["text"] for row in card["rules"] if row["outcome"] == "could_not_run"}
+            assert unrun == {card["stopped_by"]["text"]}, name
+            assert card["stopped_by"]["text"].startswith("the server's processes went over the "
+                                                         f"{report_card.BOUNDS[bound][1]} bound: "), name
+    assert found["child-keeps-stdout"]["used"]["outlived"] > 0
+    assert found["setsid-child"]["used"]["outlived"] + found["setsid-child"]["used"]["processes"] > 1
+    assert found["ignores-sigterm"]["used"]["ignored_sigterm"] is True
+    assert [row["text"] for row in found["child-keeps-stdout"]["rules"] if row["outcome"] == "fail"] == [
+        "no response to tools/call: the server exited (status 1); its stderr ends: TypeError: unhashable type: 'list'"]
+    assert graded_class["left"] == []
+
+
+def test_the_grader_keeps_its_own_memory_under_200_mb(graded_class):
+    # The class JSON's own figures: the grading process's peak resident memory (getrusage), while its submissions
+    # flooded, grew and forked.
+    grader = graded_class["class"]["grader"]
+    assert (grader["submissions"], grader["peak_memory_mb"] < 200) == (24, True), grader
+
+
+# ---------------------------------------------------------------------------------------------------
+# The score, and the formats graders read: each agrees with the text cards, rule by rule
+# ---------------------------------------------------------------------------------------------------
+
+SCORED = [  # (a row's outcome and reason, whether its feature is optional): how it counts, the points of 2 it earns
+    ({"outcome": "pass", "reason": None}, False, "passed", 2),
+    ({"outcome": "fail", "reason": {"code": "wrong_answer"}}, False, "failure", 0),
+    ({"outcome": "not_tested", "reason": {"code": "needs_flag", "flag": "--raises"}}, False, "failure", 0),
+    ({"outcome": "could_not_run", "reason": {"code": "no_session", "diagnosis": "silent"}}, False, "error", 0),
+    ({"outcome": "not_applicable", "reason": {"code": "not_declared", "capability": "resources"}}, True, "skipped", 2),
+    ({"outcome": "not_applicable", "reason": {"code": "not_declared", "capability": "resources"}}, False, "failure", 0),
+    ({"outcome": "not_applicable", "reason": {"code": "not_offered", "feature": "allow-list"}}, True, "skipped", 2),
+    ({"outcome": "not_applicable", "reason": {"code": "none_listed", "what": "a tool with a required argument"}}, True,
+     "skipped", 2),
+    ({"outcome": "not_applicable", "reason": {"code": "era_not_served", "era": "2026-07-28"}}, True, "skipped", 2),
+]
+FEATURE = {"resources": "resources", "allow-list": "allow-list", "a tool with a required argument":
+           "required-arguments", "2026-07-28": "2026-07-28"}
+
+
+def test_each_outcome_scores_as_docs_grading_md_says():
+    # ✓ earns the points; ✗, not tested and could not run nothing; not applicable the points only where optional.
+    found = []
+    for row, optional, _, _ in SCORED:
+        named = next(iter((row["reason"] or {}).values())) if row["outcome"] == "not_applicable" else None
+        feature = FEATURE.get(next(reversed((row["reason"] or {}).values()), None)) if named else None
+        card = {"rules": [{"id": "some-rule", **row}]}
+        rule = grading.score(card, {"some-rule": 2}, {feature} if optional else set())["rules"][0]
+        found.append((row, optional, rule["kind"], rule["points"]))
+    assert found == SCORED
+
+
+def gradebook_rows(printed: str) -> dict:
+    """The gradebook's rows by submission: each column's cell."""
+    return {row["submission"]: row for row in csv.DictReader(io.StringIO(printed))}
+
+
+def junit_kinds(printed: str) -> dict:
+    """JUnit XML's verdicts: suite name -> rule id -> "passed" or the testcase's element (failure, error, skipped)."""
+    found = {}
+    for suite in ElementTree.fromstring(printed).iter("testsuite"):
+        found[suite.get("name")] = {case.get("name").split(":")[0]: (case[0].tag if len(case) else "passed")
+                                    for case in suite.iter("testcase")}
+    return found
+
+
+def points_of(outcome: str, rule: str) -> float:
+    """What a rule earns in the test class by its outcome on the text card (the assignment's points, allow-list
+    optional, which only no-allow-list leaves out)."""
+    worth = ASSIGNMENT["points"].get(rule, 1)
+    return worth if outcome in ("pass", "not_applicable") else 0
+
+
+KIND_OF = {"pass": "passed", "fail": "failure", "not_tested": "failure", "could_not_run": "error",
+           "not_applicable": "skipped"}
+
+
+def test_the_gradebook_and_the_junit_file_agree_with_the_text_cards_rule_by_rule(graded_class):
+    # The text card each submission's folder got (--cards), its marks read as a student reads them: the gradebook's
+    # cell is that rule's points, the JUnit testcase that outcome's element; a ✗ row's JUnit text is the card's.
+    rows, kinds = gradebook_rows(graded_class["gradebook"]), junit_kinds(graded_class["junit"])
+    for name, printed in graded_class["texts"].items():
+        marks = outcomes_in_text(printed)
+        assert sorted(marks) == sorted(LEVEL_000), name
+        assert {rule: float(rows[name][rule]) for rule in marks} == {
+            rule: points_of(outcome, rule) for rule, outcome in marks.items()}, name
+        assert float(rows[name]["points"]) == sum(points_of(outcome, rule) for rule, outcome in marks.items())
+        assert kinds[name] == {rule: KIND_OF[outcome] for rule, outcome in marks.items()}, name
+    for suite in ElementTree.fromstring(graded_class["junit"]).iter("testsuite"):
+        for failure in suite.iter("failure"):
+            assert failure.text in graded_class["texts"][suite.get("name")]
+
+
+def test_the_gradebook_has_a_row_a_submission_a_column_a_rule_and_the_total(graded_class):
+    printed = graded_class["gradebook"]
+    assert printed.splitlines()[0].split(",") == ["submission", *LEVEL_000, "points", "max", "exit status",
+                                                  "stopped by"]
+    rows = gradebook_rows(printed)
+    assert list(rows) == graded_class["names"]
+    worth = grading.number(sum(ASSIGNMENT["points"].get(rule, 1) for rule in LEVEL_000))
+    assert {name: (row["max"], row["exit status"], row["stopped by"]) for name, row in rows.items()} == {
+        name: (worth, str(expected(name)["exit"]), expected(name)["bound"] or "") for name in rows}
+
+
+def test_the_junit_file_holds_junits_documented_fields(graded_class):
+    # <testsuites> with the totals; a <testsuite> a submission (name, tests, failures, errors, skipped, time, its
+    # points as a property); a <testcase> a rule (name, classname); <failure>, <error>, <skipped> with message, type.
+    root = ElementTree.fromstring(graded_class["junit"])
+    suites = list(root)
+    assert (root.tag, [suite.get("name") for suite in suites]) == ("testsuites", graded_class["names"])
+    for key in ("tests", "failures", "errors", "skipped"):
+        assert int(root.get(key)) == sum(int(suite.get(key)) for suite in suites)
+    for suite in suites:
+        cases = list(suite.iter("testcase"))
+        counted = [case[0].tag for case in cases if len(case)]
+        assert [int(suite.get(key)) for key in ("tests", "failures", "errors", "skipped")] == [
+            len(cases), counted.count("failure"), counted.count("error"), counted.count("skipped")]
+        assert float(suite.get("time")) >= 0
+        assert [p.get("name") for p in suite.iter("property")] == ["points", "exit status", "stopped by"]
+        for case in cases:
+            assert (case.get("classname") in ("course 000", "stdio"), set(case.attrib)) == (True, {"name", "classname"})
+            for verdict in case:
+                assert (set(verdict.attrib), verdict.get("type") in report_card.OUTCOMES) == ({"message", "type"}, True)
+
+
+GRADESCOPE_FIELDS = {"score", "execution_time", "output", "stdout_visibility", "tests"}
+TEST_FIELDS = {"name", "number", "score", "max_score", "status", "output", "tags", "visibility"}
+
+
+def test_gradescope_results_agree_with_the_text_card_rule_by_rule_and_hold_its_documented_fields(tmp_path):
+    # One submission a run, as Gradescope grades: the same assignment's file; results.json's tests, one a rule, each
+    # passed with its points or failed with none, as the text card printed on stdout says; its output that row's
+    # lines; the score their sum. The same run's JUnit file says the same.
+    (tmp_path / "assignment.json").write_text(json.dumps(ASSIGNMENT))
+    names = ["alice", "no-gate", "no-divide", "no-allow-list", "fifty-children"]
+    for name in names:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "server.py").write_text(server_py(HERE / "maintainers", name))
+
+    def grade(name: str) -> tuple:
+        done = subprocess.run(CARD + ["--config", str(tmp_path / "assignment.json"), "--gradescope",
+                                      str(tmp_path / f"{name}.json"), "--junit", str(tmp_path / f"{name}.xml"), "--",
+                                      PYTHON, str(tmp_path / name / "server.py")],
+                              capture_output=True, text=True, timeout=BOUND, cwd=HERE)
+        return done, json.loads((tmp_path / f"{name}.json").read_text()), (tmp_path / f"{name}.xml").read_text()
+
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        results = dict(zip(names, pool.map(grade, names)))
+    for name, (done, results_json, junit_xml) in results.items():
+        marks = outcomes_in_text(done.stdout)
+        assert (done.returncode, set(results_json), sorted(marks)) == (expected(name)["exit"], GRADESCOPE_FIELDS,
+                                                                       sorted(LEVEL_000)), name
+        tests = results_json["tests"]
+        assert [(test["name"].split(":")[0], test["status"], test["score"], test["max_score"]) for test in tests] == [
+            (rule, "passed" if points_of(marks[rule], rule) else "failed", points_of(marks[rule], rule),
+             ASSIGNMENT["points"].get(rule, 1)) for rule in LEVEL_000], name
+        assert all(set(test) == TEST_FIELDS and test["visibility"] == "visible" and test["output"] in done.stdout
+                   for test in tests if marks[test["name"].split(":")[0]] != "could_not_run"), name
+        assert results_json["score"] == sum(test["score"] for test in tests)
+        assert list(junit_kinds(junit_xml).values()) == [{rule: KIND_OF[outcome] for rule, outcome in marks.items()}]
+
+
+# ---------------------------------------------------------------------------------------------------
+# The assignment's file, and the command line of a class
+# ---------------------------------------------------------------------------------------------------
+
+def usage(*argv: str) -> str:
+    """The one line a usage error prints (exit status 2)."""
+    done = subprocess.run(CARD + list(argv), capture_output=True, text=True, timeout=BOUND, cwd=HERE)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    return done.stderr.strip()
+
+
+def test_a_mistake_in_the_assignments_file_is_a_usage_error_naming_the_file(tmp_path):
+    config = tmp_path / "a.json"
+    config.write_text(json.dumps({"level": "001", "points": {"no-such-rule": 1}}))
+    assert usage("--config", str(config), "--", "cat") == (
+        f"report_card: --config {config}: argument --level: is 000, 002 or 004, not '001' (python report_card.py "
+        "--help shows the usage)")
+    config.write_text(json.dumps({"points": {"no-such-rule": 1}}))
+    assert usage("--config", str(config), "--", "cat") == (
+        f"report_card: --config {config}: points is an object of rule ids and numbers, 0 or more (no rule "
+        "no-such-rule) (python report_card.py --help shows the usage)")
+    config.write_text(json.dumps({"bound": {}}))
+    assert usage("--config", str(config), "--", "cat") == (
+        f"report_card: --config {config}: an object whose keys are among level, flags, points, optional, bounds, "
+        "not bound (python report_card.py --help shows the usage)")
+
+
+def test_a_class_needs_its_folder_and_submission_in_the_command(tmp_path):
+    assert usage("--class", str(tmp_path), "--", PYTHON, "server.py") == (
+        "report_card: --class needs {submission} in the server's command, where each submission's path goes (python "
+        "report_card.py --help shows the usage)")
+    assert usage("--", PYTHON, "{submission}/server.py") == (
+        "report_card: {submission} is for a class: with --class DIR (python report_card.py --help shows the usage)")
+    assert usage("--class", str(tmp_path), "--gradescope", "r.json", "--", PYTHON, "{submission}/server.py") == (
+        "report_card: --class grades many submissions: not --gradescope, which show one (python report_card.py "
+        "--help shows the usage)")
+
+
+def test_the_command_lines_flags_win_over_the_files(tmp_path):
+    config = tmp_path / "a.json"
+    config.write_text(json.dumps({"level": "000", "flags": ["--timeout", "7"], "bounds": {"memory_mb": 100}}))
+    asked = report_card.options(["--config", str(config), "--timeout", "9", "--", "cat"])
+    assert (asked["levels"], asked["timeout"], asked["bounds"]) == (("000",), 9.0, {"memory_mb": 100.0})
