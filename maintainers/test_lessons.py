@@ -474,3 +474,46 @@ def test_recording_draws_each_shape():
     assert rec.messages == []
 
 
+
+# ---- in a real Jupyter kernel, where students run them ----
+
+def jupyter_kernel(tmp_path, monkeypatch) -> str:
+    """The name of a kernel that runs this Python (with or without the official SDK, as this Python has it); skip
+    where nbclient or ipykernel is absent (pytest alone runs every other test; .ci/run installs them)."""
+    try:
+        import ipykernel  # noqa: F401 (the kernel)
+        import nbclient  # noqa: F401 (what runs the notebook in it)
+    except ImportError:
+        pytest.skip("no real kernel here: python -m pip install nbclient ipykernel")
+    spec = tmp_path / "kernels" / "lab-python"  # this very Python, whatever `python` on PATH is
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "this Python", "language": "python"}), encoding="utf-8")
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    return "lab-python"
+
+
+def kernel_stdout(cell) -> str:
+    """What a cell run by nbclient printed."""
+    return "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_notebook_and_its_solutions_run_in_a_real_kernel(path, tmp_path, monkeypatch):
+    # As a student runs it: Run All in a kernel (whose own event loop runs in the cells' thread), each exercise's
+    # check saying "not solved yet"; then each exercise's solution run in a cell after the rest, and its check
+    # again, in the same kernel: each solved, in order, whatever the earlier exercises changed.
+    kernel = jupyter_kernel(tmp_path, monkeypatch)  # (or skip)
+    import nbclient
+    import nbformat
+    nb = nbformat.read(str(path), as_version=4)
+    exercises = exercise_cells(notebook(path))
+    for exercise in exercises:
+        nb.cells += [nbformat.v4.new_code_cell((LESSONS / "solutions" / f"{exercise}.py").read_text(encoding="utf-8")),
+                     nbformat.v4.new_code_cell(f'from lessons.checks import check\ncheck("{exercise}", globals())')]
+    nbclient.NotebookClient(nb, timeout=300, kernel_name=kernel, resources={"metadata": {"path": str(LESSONS)}}).execute()
+    said = [kernel_stdout(cell) for cell in nb.cells if cell.cell_type == "code" and "check(" in cell.source]
+    assert [line.splitlines()[-1].split(": ")[0] for line in said] == [f"exercise {e}" for e in exercises * 2]
+    assert all("not solved yet (" in line for line in said[:len(exercises)]), said
+    assert [line.splitlines()[-1] for line in said[len(exercises):]] == [f"exercise {e}: solved" for e in exercises]
