@@ -18,6 +18,7 @@ no test could notice (it changes nothing the lab does) is listed in EQUIVALENT w
 
 import ast
 import collections
+import functools
 import os
 import pathlib
 import random
@@ -69,8 +70,8 @@ BREAKAGES = [
      "        if name is None:\n            raise RPCError(METHOD_NOT_FOUND",
      "        if name is None:\n            raise RPCError(INVALID_REQUEST"),
     ("mcp_min.py", "an unknown tool is the course's -32601",
-     "UNKNOWN_TOOL = METHOD_NOT_FOUND  # spec: INVALID_PARAMS",
-     "UNKNOWN_TOOL = INVALID_PARAMS"),
+     'raise RPCError(UNKNOWN_TOOL, f"unknown tool: {name}")',
+     'raise RPCError(INVALID_PARAMS, f"unknown tool: {name}")'),
     ("mcp_min.py", "the allow-list is checked before the tool runs",
      "if self.allowed_tools is not None and name not in self.allowed_tools:",
      "if False:"),
@@ -256,8 +257,19 @@ SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Ra
 
 Mutant = collections.namedtuple("Mutant", "operator line start end text")  # byte offsets in the UTF-8 source
 
-# Mutants no test can tell from the lab, by (operator, the line's text, the code changed): why each changes nothing.
+# Mutants no test can tell from the lab, by (operator, function, the line's text, the code changed): why each
+# changes nothing the lab does.
 EQUIVALENT = {
+    ("plus-one", "MCPServer._offer",
+     'if getattr(getattr(entry["fn"], "__code__", None), "co_flags", 0) & 0x80:  # inspect.CO_COROUTINE', "0"):
+        "the default for a callable without code: 1 & 0x80 is 0, as 0 & 0x80 is",
+    ("return-none", "check_schema", "return takes  # it takes any name: any property fits", "takes"):
+        "takes is None on that line",
+    ("pass", "malformed", "return None", "return None"):
+        "the function's last line: without it the function returns None all the same",
+    ("pass", "MCPClient._pump_notifications",
+     "return notifications  # the usual case after a call: nothing was pushed", "return notifications"):
+        "a shortcut: without it an empty list goes through the loop, changes nothing, and is returned the same",
 }
 
 
@@ -314,10 +326,31 @@ def applied(source: str, mutant: Mutant) -> str:
 
 
 def described(source: str, mutant: Mutant) -> tuple:
-    """(operator, the line's text, the code changed): how EQUIVALENT names a mutant, whatever line it is on."""
+    """(operator, the function it is in, the line's text, the code changed): how EQUIVALENT names a mutant,
+    whatever line number it has."""
     data = source.encode("utf-8")
     line = source.splitlines()[mutant.line - 1].strip()
-    return mutant.operator, line, data[mutant.start:mutant.end].decode("utf-8")
+    return mutant.operator, enclosing(source, mutant.line), line, data[mutant.start:mutant.end].decode("utf-8")
+
+
+def enclosing(source: str, line: int) -> str:
+    """The qualified name of the innermost function (or class) holding a line; "" at the module's top level."""
+    holding = [(first, name) for first, last, name in scopes(source) if first <= line <= last]
+    return max(holding)[1] if holding else ""  # the one that starts last is the innermost
+
+
+@functools.lru_cache(maxsize=4)
+def scopes(source: str) -> list:
+    """(first line, last line, qualified name) of every function and class in source."""
+    found = []
+
+    def walk(body: list, prefix: str):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.append((node.lineno, node.end_lineno, prefix + node.name))
+                walk(node.body, prefix + node.name + ".")
+    walk(ast.parse(source).body, "")
+    return found
 
 
 def sample(source: str, count: int | None) -> list:
@@ -344,9 +377,10 @@ def run_seeded(count: int | None, at_least: float | None) -> int:
     """Run the seeded mutants against the lab's own tests; print each survivor and the score."""
     source = (ROOT / "mcp_min.py").read_text(encoding="utf-8")
     every = seeded_mutants(source)
-    stale = set(EQUIVALENT) - {described(source, m) for m in every}
+    named = [described(source, m) for m in every]
+    stale = [key for key in EQUIVALENT if named.count(key) != 1]
     if stale:
-        raise SystemExit(f"EQUIVALENT names mutants mcp_min.py no longer has; update the list: {sorted(stale)}")
+        raise SystemExit(f"each entry of EQUIVALENT must name one mutant of mcp_min.py; update the list: {stale}")
     chosen = sample(source, count)
     survivors = []
     with tempfile.TemporaryDirectory() as folder:
@@ -366,10 +400,12 @@ def run_seeded(count: int | None, at_least: float | None) -> int:
 
 def main(argv: list) -> int:
     """Run the breakages asked for (all by default), or the seeded mutants; print each verdict and the score."""
-    if argv[:1] == ["--seeded"]:
-        numbers = [arg for arg in argv[1:] if arg.isdigit()]
-        at_least = float(argv[argv.index("--at-least") + 1]) if "--at-least" in argv else None
-        return run_seeded(int(numbers[0]) if numbers and argv[1].isdigit() else None, at_least)
+    if argv[:1] == ["--seeded"]:  # --seeded [COUNT] [--at-least PERCENT]
+        rest, at_least = argv[1:], None
+        if "--at-least" in rest:
+            at = rest.index("--at-least")
+            at_least, rest = float(rest[at + 1]), rest[:at] + rest[at + 2:]
+        return run_seeded(int(rest[0]) if rest else None, at_least)
     chosen = [int(arg) for arg in argv] or range(1, len(BREAKAGES) + 1)
     survivors = []
     for number in chosen:
