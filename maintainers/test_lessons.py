@@ -369,7 +369,7 @@ def test_exercise_04_2_is_checked_the_same_whether_04_1_was_solved_or_not():
     lesson = LESSONS / "04_tools.ipynb"
     alone = check_line(build.run_notebook(lesson, replace={"04-2": naive}), "04-2")
     after = check_line(build.run_notebook(lesson, replace={"04-1": solved, "04-2": naive}), "04-2")
-    assert alone == after == "exercise 04-2: not solved yet (arguments that are not an object got isError, want error)"
+    assert alone == after and alone.startswith("exercise 04-2: not solved yet (")
 
 
 def gate_opens_at_the_initialize_response(send) -> list:
