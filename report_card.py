@@ -369,7 +369,8 @@ class Watcher:
                     self.marks[key] = mark_of(pid)  # once a process: most are none of the card's
                 if self.marks[key] in by_mark:
                     found[by_mark[self.marks[key]]] |= self.descent([key], table, children)
-        self.marks = {key: mark for key, mark in self.marks.items() if key[0] in table and table[key[0]].start == key[1]}
+        self.marks = {key: mark for key, mark in self.marks.items()
+                      if key[0] in table and table[key[0]].start == key[1]}
         return found
 
     @staticmethod
@@ -571,9 +572,9 @@ class Wire:
         try:
             while (line := stream.readline(MAX_MESSAGE_BYTES + 1)) and self.account.count("stdout", len(line), name, 1):
                 if len(line) > MAX_MESSAGE_BYTES and not line.endswith(b"\n"):
-                    while (rest := stream.readline(MAX_MESSAGE_BYTES)) and self.account.count("stdout", len(rest), name) \
-                            and not rest.endswith(b"\n"):
-                        pass  # the rest of a line longer than any message: counted, not kept
+                    while rest := stream.readline(MAX_MESSAGE_BYTES):  # the rest of it: counted, not kept
+                        if not self.account.count("stdout", len(rest), name) or rest.endswith(b"\n"):
+                            break
                     line = b"(a line longer than %d bytes)" % MAX_MESSAGE_BYTES
                 if not self.inbox.put(line.removesuffix(b"\n")):
                     break  # the card reads no more of it
@@ -2105,7 +2106,8 @@ class Card:
                           for row in self.rows],
                 "summary": summary, "untested_flags": untested,
                 "bounds": self.account.limits | {"wall_seconds": self.card_seconds},
-                "used": self.account.usage() | {"wall_seconds": round(self.seconds, 1)}, "stopped_by": self.bound_passed(),
+                "used": self.account.usage() | {"wall_seconds": round(self.seconds, 1)},
+                "stopped_by": self.bound_passed(),
                 "exit_status": exit_status({row["outcome"] for row in self.rows})}
 
     def bound_passed(self) -> dict | None:
@@ -2288,8 +2290,8 @@ def ended_text(used: dict) -> str:
     """What the card had to end of the server's processes, in words ("" if nothing)."""
     ended = []
     if used.get("outlived"):
-        ended.append(f"{used['outlived']} {'process' if used['outlived'] == 1 else 'processes'} the server left running "
-                     "after it exited")
+        ended.append(f"{used['outlived']} {'process' if used['outlived'] == 1 else 'processes'} the server left "
+                     "running after it exited")
     if used.get("ignored_sigterm"):
         ended.append("its processes with SIGKILL, SIGTERM not having ended them")
     return "the card ended " + " and ".join(ended) if ended else ""
@@ -2385,7 +2387,8 @@ def graded(card: dict, name: str, path: str, asked: dict) -> dict:
     summary = summary_lines(card) + ([card["stopped_by"]["text"]] if card["stopped_by"] else [])
     return {"name": name, "path": path, "card": card, "score": grading.score(card, asked["points"], asked["optional"]),
             "lines": {row["id"]: row_lines(card, row) for row in card["rules"]}, "text": text(card),
-            "summary": "\n".join(summary + [f"exit status {card['exit_status']}: {EXIT_STATUSES[card['exit_status']]}"])}
+            "summary": "\n".join(summary + [f"exit status {card['exit_status']}: "
+                                             f"{EXIT_STATUSES[card['exit_status']]}"])}
 
 
 def judge_class(asked: dict) -> tuple:
@@ -2443,8 +2446,8 @@ def class_text(done: list, grader: dict) -> str:
         lines += [f"== {one['name']}: {grading.number(one['score']['points'])}/{grading.number(one['score']['max'])} "
                   "points ==", one["text"]]
     width = max([len(one["name"]) for one in done] + [10])
-    lines.append(f"the class: {grader['submissions']} submissions in {grader['wall_seconds']:g} s, {grader['parallel']} "
-                 f"side by side; the grader's peak memory {grader['peak_memory_mb']} MB")
+    lines.append(f"the class: {grader['submissions']} submissions in {grader['wall_seconds']:g} s, "
+                 f"{grader['parallel']} side by side; the grader's peak memory {grader['peak_memory_mb']} MB")
     for one in done:
         stopped = one["card"]["stopped_by"]
         lines.append(f"  {one['name']:{width}}  {grading.number(one['score']['points']):>5}/"
@@ -2623,14 +2626,15 @@ def parser() -> argparse.ArgumentParser:
     grades = parse.add_argument_group("an assignment, a class, and the formats graders read (docs/grading.md)")
     grades.add_argument("--config", metavar="FILE", help="the assignment's file (JSON): its level, flags, points per "
                                                          "rule, optional features, bounds")
-    grades.add_argument("--class", dest="class_", metavar="DIR", help="grade each folder of DIR, a submission: "
-                                                                      "{submission} in the server's command is its path")
+    grades.add_argument("--class", dest="class_", metavar="DIR",
+                        help="grade each folder of DIR, a submission: {submission} in the server's command is its path")
     grades.add_argument("--parallel", type=count, metavar="N",
                         help=f"submissions graded side by side, with --class (this machine's cores: {cores()})")
     grades.add_argument("--gradebook", metavar="FILE.csv", help="a row a submission, a column a rule: the points")
     grades.add_argument("--junit", metavar="FILE", help="JUnit XML: a testsuite a submission, a testcase a rule")
     grades.add_argument("--gradescope", metavar="FILE", help="Gradescope's results.json, for one submission")
-    grades.add_argument("--cards", metavar="DIR", help="with --class, each submission's card in DIR: NAME.txt, NAME.json")
+    grades.add_argument("--cards", metavar="DIR",
+                        help="with --class, each submission's card in DIR: NAME.txt, NAME.json")
     parse.add_argument("command", nargs=argparse.REMAINDER, help="the server's command and its arguments, after --")
     return parse
 
@@ -2676,8 +2680,9 @@ def assignment(path: str) -> dict:
         raise UsageError(f"--config {path}: {exc}")
     points, optional = given.get("points", {}), given.get("optional", [])
     ids = {r["id"] for r in RULES}
-    if not isinstance(points, dict) or set(points) - ids or not all(
-            isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 for value in points.values()):
+    numbers = isinstance(points, dict) and all(isinstance(value, (int, float)) and not isinstance(value, bool)
+                                               and value >= 0 for value in points.values())
+    if not numbers or set(points) - ids:
         raise UsageError(f"--config {path}: points is an object of rule ids and numbers, 0 or more"
                          + (f" (no rule {', '.join(sorted(set(points) - ids))})" if isinstance(points, dict)
                             and set(points) - ids else ""))

@@ -22,7 +22,8 @@ from mcp_full import Context, InMemoryTransport, MCPClient, MCPServer
 from test_lessons import LESSONS, NOTEBOOKS, build, exercise_cells, notebook, stdout_of
 from test_transports import DEMO, TIMEOUT, http_endpoint
 
-MODULES = ["mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "tap", "board", "report_card"]  # pyproject.toml's py-modules
+MODULES = ["mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "tap", "board", "report_card",
+           "grading"]  # pyproject.toml's py-modules
 
 HERE = pathlib.Path(__file__).resolve().parent.parent  # the project's folder (this file is in maintainers/)
 

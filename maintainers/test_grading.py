@@ -188,7 +188,8 @@ def server_py(maintainers: pathlib.Path, name: str) -> str:
         return head + f"naive_servers.MISTAKES[{name!r}][0]().main()\n"
     if name in WITHOUT:
         return head + (f"class Without(naive_servers.Base):\n    def __init__(self):\n        super().__init__()\n"
-                       f"        self.tools.pop({WITHOUT[name]!r})\n        self.required.pop({WITHOUT[name]!r}, None)\n"
+                       f"        self.tools.pop({WITHOUT[name]!r})\n"
+                       f"        self.required.pop({WITHOUT[name]!r}, None)\n"
                        f"Without().main()\n")
     return head + "naive_servers.Base().main()\n"
 
