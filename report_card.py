@@ -402,8 +402,7 @@ class Watcher:
             for bound, value in weight.items():
                 weights.setdefault(tree.account, {}).setdefault(bound, []).append((value, tree.name))
             if tree.process.pid not in running and set(running) - tree.outlived:
-                tree.outlived |= set(running)  # the server exited: what it left running is ended
-                todo.append(functools.partial(self.outlive, tree, len(running)))
+                todo.append(functools.partial(self.kill, tree))  # the server exited: what it left running is ended
             self.reap([pid for pid in pids if table[pid].state == "Z" and table[pid].parent == os.getpid()])
         for account, by_bound in weights.items():
             todo.append(functools.partial(account.measure, {bound: sum(v for v, _ in pairs) for bound, pairs in
@@ -417,12 +416,6 @@ class Watcher:
                 self.signal(pid, signal.SIGKILL)
             self.reap(orphans)
         return todo
-
-    def outlive(self, tree: Tree, count: int):
-        """The processes a server left running when it exited: counted, and ended."""
-        with tree.account.lock:
-            tree.account.outlived += count
-        self.kill(tree)
 
     def reap(self, pids: list):
         """Collect the exit of orphans that became this process's children (never a server: subprocess reaps it)."""
@@ -443,7 +436,7 @@ class Watcher:
 
     def kill(self, tree: Tree):
         """End every process of a tree: each stopped first (a stopped process starts no other), then killed, until
-        none is left; without /proc, its process group."""
+        none is left; without /proc, its process group. Those running when the server had exited are counted."""
         stopped = set()
         for _ in range(1000):  # a bound on a tree that cannot be ended (a process of another user): about 5 s
             with self.lock:
@@ -452,6 +445,10 @@ class Watcher:
                     pids = self.find(table).get(tree, set())
                     running = {pid for pid in pids if table[pid].state != "Z"}
                     tree.members |= {pid: table[pid].start for pid in pids}
+                    if tree.process.pid not in running and running - tree.outlived:
+                        with tree.account.lock:
+                            tree.account.outlived += len(running - tree.outlived)
+                        tree.outlived |= running
                 else:
                     running = set()
                 if running - stopped:
