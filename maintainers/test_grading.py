@@ -436,3 +436,85 @@ def test_the_command_lines_flags_win_over_the_files(tmp_path):
     config.write_text(json.dumps({"level": "000", "flags": ["--timeout", "7"], "bounds": {"memory_mb": 100}}))
     asked = report_card.options(["--config", str(config), "--timeout", "9", "--", "cat"])
     assert (asked["levels"], asked["timeout"], asked["bounds"]) == (("000",), 9.0, {"memory_mb": 100.0})
+
+
+# ---------------------------------------------------------------------------------------------------
+# docs/grading.md: its assignment is the tests', its CI jobs run the card as the suite does
+# ---------------------------------------------------------------------------------------------------
+
+GRADING = (HERE / "docs" / "grading.md").read_text(encoding="utf-8")
+COURSE_MODULES = ["mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "tap", "board", "report_card", "grading"]
+
+
+def fenced(heading: str, language: str) -> str:
+    """The first block fenced as language under a heading of docs/grading.md."""
+    section = GRADING[GRADING.index(f"\n{heading}\n"):]
+    start = section.index(f"```{language}\n") + len(f"```{language}\n")
+    return section[start:section.index("```", start)]
+
+
+def card_commands(block: str) -> list:
+    """The command lines of a CI block that run the card: continuation lines joined, without YAML's "- " or "run: "."""
+    joined = block.replace("\\\n", " ")
+    return [" ".join(line.strip().removeprefix("- ").removeprefix("run: ").split()) for line in joined.splitlines()
+            if "report_card.py" in line]
+
+
+def student_repository(folder: pathlib.Path, server: str) -> pathlib.Path:
+    """A student's repository as a CI job sees it: server.py (one of the class's servers), grading/assignment.json
+    (the page's), and the course's copy of this project checked out beside it, in course/."""
+    folder.mkdir()
+    (folder / "server.py").write_text(f"import sys\nsys.path.insert(0, {str(HERE / 'maintainers')!r})\n"
+                                      f"import hostile_servers\nhostile_servers.SERVERS[{server!r}]().main()\n")
+    (folder / "grading").mkdir()
+    (folder / "grading" / "assignment.json").write_text(fenced("## The assignment's file", "json"))
+    (folder / "course").symlink_to(HERE)
+    return folder
+
+
+def python_on_path(folder: pathlib.Path) -> dict:
+    """An environment whose python and python3 are this Python (a CI job's setup-python, or its image's)."""
+    folder.mkdir()
+    for name in ("python", "python3"):
+        (folder / name).symlink_to(PYTHON)
+    return {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_the_assignment_file_on_the_page_is_the_one_the_tests_grade():
+    assert json.loads(fenced("## The assignment's file", "json")) == hostile_servers.ASSIGNMENT
+
+
+def test_the_github_and_gitlab_jobs_on_the_page_run_the_card_as_the_suite_runs_it(tmp_path):
+    # The same card command in both jobs, run here as it stands on two students' repositories: the good one exits 0,
+    # its JUnit report all passed; the broken one exits 1, its report failing handshake-gate alone.
+    github, gitlab = card_commands(fenced("### GitHub Actions", "yaml")), card_commands(fenced("### GitLab", "yaml"))
+    assert github == gitlab == ["python course/report_card.py --config grading/assignment.json --junit report.xml -- "
+                                "python server.py"]
+    env = python_on_path(tmp_path / "bin")
+    for server, status in (("base", 0), ("no-gate", 1)):
+        repository = student_repository(tmp_path / server, server)
+        done = subprocess.run(github[0], shell=True, cwd=repository, env=env, capture_output=True, text=True,
+                              timeout=BOUND)
+        failing = {rule for rule, kind in junit_kinds((repository / "report.xml").read_text())["python server.py"]
+                   .items() if kind != "passed"}
+        assert (done.returncode, failing) == (status, {"handshake-gate"} if status else set()), done.stderr
+
+
+def test_gradescopes_run_autograder_on_the_page_writes_its_results(tmp_path):
+    # The script as it stands, /autograder made a folder here: the source the project's modules and the page's
+    # assignment, the submission a broken server; results.json fails its rule alone.
+    script = fenced("### Gradescope", "bash").replace("/autograder", str(tmp_path / "autograder"))
+    source, submission = tmp_path / "autograder" / "source", tmp_path / "autograder" / "submission"
+    source.mkdir(parents=True)
+    (tmp_path / "autograder" / "results").mkdir()
+    for module in COURSE_MODULES:
+        (source / f"{module}.py").symlink_to(HERE / f"{module}.py")
+    (source / "assignment.json").write_text(fenced("## The assignment's file", "json"))
+    submission.mkdir()
+    (submission / "server.py").write_text(student_repository(tmp_path / "repository", "no-gate").joinpath(
+        "server.py").read_text())
+    done = subprocess.run(["bash", "-c", script], env=python_on_path(tmp_path / "bin"), capture_output=True,
+                          text=True, timeout=BOUND)
+    results = json.loads((tmp_path / "autograder" / "results" / "results.json").read_text())
+    assert (done.returncode, [test["name"].split(":")[0] for test in results["tests"] if test["status"] == "failed"],
+            results["score"]) == (1, ["handshake-gate"], 19.5), done.stderr
