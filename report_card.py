@@ -5,27 +5,31 @@ bytes that show it.
     python report_card.py --not-allowed delete_db --raises 'count_lessons {"course": "postgres"}' \\
                           --change-tools enable_subtract -- python server_demo.py
     python report_card.py --help          # every flag, the five outcomes, the exit statuses
+    python report_card.py --class submissions/ --config assignment.json --gradebook grades.csv \\
+                          -- python {submission}/server.py        # a class, in one command (docs/grading.md)
 
 Put it where a host would start the server, as you would the tap or the board. It starts the server afresh for
 each rule, drives it through a short scripted session, and prints one row a rule with its outcome: ✓ it holds;
 ✗ it does not (with the messages that show it, → sent to the server, ← received); – not applicable (the server
 does not offer what the rule is about, as its capabilities show or --not-offered says); ? not tested (the rule
 needs what only the server's author knows, and the row names the flag that would tell it); ! could not run (no
-session opened, or the card's deadline passed). The rules come in the course's order: course 000's, course 002's,
-course 004's (the 2026-07-28 revision), then stdio's own. Where the lab and the spec choose differently, both
+session opened, the card's deadline passed, or the server's processes went over a bound). The rules come in the
+course's order: course 000's, course 002's, course 004's (the 2026-07-28 revision), then stdio's own. Where the lab and the spec choose differently, both
 verdicts are shown, and --spec judges by the spec.
 
 The exit status is the first of these that applies: 2 a mistake on the command line (or a flag naming a tool the
 server does not list); 4 the server could not be run, no session opened, or a rule could not run; 1 a rule fails;
 3 none fails, but some were not tested; 0 every rule of the level was tested and holds (or does not apply).
 
-  1. The wire       Wire: one server process; lines in and out, replies matched by id, every read with a deadline
+  1. The wire       Wire: one server process and all it starts, watched and bounded; lines in and out, replies
+                    matched by id, every read and write with a deadline
   2. A rule's run   Run: fresh processes on demand, requests in the rule's era; Broken, and the three unjudged
   3. The rules      one function a rule, registered with its id, level, claim and passage
   4. The card       the first processes side by side (eras, tools, stdin's end), then every rule, rules side by side
   5. The text       the card as a student reads it, written from the JSON
   6. The board      every rule's session on the wire board's page, the card beside the sequence diagram
-  7. The command line
+  7. A class        each folder a submission, side by side; the formats graders read are grading.py's
+  8. The command line
 
 The words are mcp_min's (its module docstring): a message is a request, a notification or a response; a
 response holds a result or an error. The codes are the course's, from board.py's table: never the lab's constants,
@@ -444,7 +448,7 @@ class Watcher:
                     table = processes()
                     pids = self.find(table).get(tree, set())
                     running = {pid for pid in pids if table[pid].state != "Z"}
-                    tree.members |= {pid: table[pid].start for pid in pids}
+                    tree.members = tree.members | {pid: table[pid].start for pid in pids}  # anew: others read it
                     if tree.process.pid not in running and running - tree.outlived:
                         with tree.account.lock:
                             tree.account.outlived += len(running - tree.outlived)
@@ -458,7 +462,7 @@ class Watcher:
                     continue  # look again: a child born before its parent stopped is found now
                 for pid in running:
                     self.signal(pid, signal.SIGKILL)
-                if os.name == "posix":
+                if os.name == "posix" and tree.process.returncode is None:  # not reaped: the group is still its own
                     try:
                         os.killpg(tree.process.pid, signal.SIGKILL)  # no new process gets a living group's id
                     except OSError:
@@ -1890,7 +1894,7 @@ class Card:
         self.stopped_by = breach
         self.stop()
 
-    def why_stopped(self) -> "CouldNotRun":
+    def why_stopped(self) -> CouldNotRun:
         """Why no rule runs any more: the bound passed, or the card was stopped (Ctrl-C, or done)."""
         if self.stopped_by:
             return CouldNotRun(self.stopped_by["text"], {"code": "bound", "bound": self.stopped_by["bound"]})
@@ -2636,13 +2640,7 @@ def parser() -> argparse.ArgumentParser:
     return parse
 
 
-CONFIG_KEYS = {  # the assignment's file: each key, what it holds
-    "level": '"000", "002" or "004", as --level',
-    "flags": "the card's flags as on its command line, a list of words",
-    "points": "each rule's points, by its id (a rule not named: 1)",
-    "optional": "the features (or rule ids) a server may leave out: not applicable earns the points",
-    "bounds": f"bounds on a server's processes: {', '.join(BOUNDS)}, wall_seconds",
-}
+CONFIG_KEYS = ("level", "flags", "points", "optional", "bounds")  # the assignment's file (docs/grading.md)
 
 
 def assignment(path: str) -> dict:
@@ -2659,7 +2657,7 @@ def assignment(path: str) -> dict:
         raise UsageError(f"--config {path}: an object whose keys are among {', '.join(CONFIG_KEYS)}"
                          + (f", not {', '.join(sorted(set(given) - set(CONFIG_KEYS)))}" if isinstance(given, dict)
                             else ""))
-    words = ["--level", given["level"]] if "level" in given else []
+    words = ["--level", str(given["level"])] if "level" in given else []
     flags = given.get("flags", [])
     if not (isinstance(flags, list) and all(isinstance(word, str) for word in flags)) \
             or {"--config", "--class", "--"} & set(flags):
@@ -2683,7 +2681,8 @@ def assignment(path: str) -> dict:
         raise UsageError(f"--config {path}: points is an object of rule ids and numbers, 0 or more"
                          + (f" (no rule {', '.join(sorted(set(points) - ids))})" if isinstance(points, dict)
                             and set(points) - ids else ""))
-    if not isinstance(optional, list) or set(optional) - ids - set(grading.FEATURES):
+    if not (isinstance(optional, list) and all(isinstance(name, str) for name in optional)) \
+            or set(optional) - ids - set(grading.FEATURES):
         raise UsageError(f"--config {path}: optional is a list of features ({', '.join(grading.FEATURES)}) or rule "
                          "ids")
     return {"words": words, "points": points, "optional": set(optional)}

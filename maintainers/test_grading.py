@@ -518,3 +518,15 @@ def test_gradescopes_run_autograder_on_the_page_writes_its_results(tmp_path):
     results = json.loads((tmp_path / "autograder" / "results" / "results.json").read_text())
     assert (done.returncode, [test["name"].split(":")[0] for test in results["tests"] if test["status"] == "failed"],
             results["score"]) == (1, ["handshake-gate"], 19.5), done.stderr
+
+
+def test_the_wall_time_bound_is_the_cards_deadline_and_is_named_when_it_passes():
+    # A server that holds every request after initialize: the card's deadline ends the rule it cuts, and the card
+    # names the wall time as the bound that stopped it.
+    card = report_card.judge(["--timeout", "600", "--deadline", "3", "--only", "handshake-gate", "--", *NAIVE,
+                              "holds-requests-until-initialized"])[0]
+    assert ([row["reason"] for row in card["rules"]], card["stopped_by"]) == (
+        [{"code": "card_deadline"}], {"bound": "wall_seconds", "limit": 3.0, "used": card["used"]["wall_seconds"],
+                                      "at": card["used"]["wall_seconds"], "rule": "handshake-gate",
+                                      "text": "the card's deadline (3 s, the wall time bound) passed, in "
+                                              "handshake-gate's session"})
