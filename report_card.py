@@ -357,7 +357,7 @@ class Watcher:
 
     def find(self, table: dict) -> dict:
         """Each tree's processes now (tree -> pids): by descent from its root and from the members it had, and by
-        the MARK in the environment of a process started since, whose parent has gone."""
+        the MARK in the environment of an orphan started since (its parent gone, it is init's or this process's)."""
         children = {}
         for pid, process in table.items():
             children.setdefault(process.parent, []).append(pid)
@@ -367,7 +367,7 @@ class Watcher:
         by_mark = {tree.mark: tree for tree in self.trees}
         oldest = min((tree.start for tree in self.trees if tree.start is not None), default=0)
         for pid, process in table.items():
-            if pid not in placed and process.start >= oldest:
+            if pid not in placed and process.start >= oldest and process.parent in (1, os.getpid()):
                 key = (pid, process.start)
                 if key not in self.marks:
                     self.marks[key] = mark_of(pid)  # once a process: most are none of the card's
