@@ -125,7 +125,7 @@ def xml_text(text: str) -> str:
 def junit(graded: list) -> str:
     """JUnit XML: a testsuite per submission, a testcase per rule (its id and claim); <failure> for ✗, not tested
     and a required feature not applicable, <error> for could not run, <skipped> for an optional feature, each with
-    the row's lines as the text card prints them."""
+    the row's text as its message and the row's lines as the text card prints them."""
     suites = ElementTree.Element("testsuites", name="report card")
     totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
     for one in graded:
@@ -144,10 +144,8 @@ def junit(graded: list) -> str:
             counted = rules[row["id"]]["kind"]
             if counted != "passed":
                 counts[{"failure": "failures", "error": "errors", "skipped": "skipped"}[counted]] += 1
-                lines = one["lines"][row["id"]]
-                element = ElementTree.SubElement(case, counted, message=xml_text(lines[-1].strip() if lines else ""),
-                                                 type=row["outcome"])
-                element.text = xml_text("\n".join(lines))
+                element = ElementTree.SubElement(case, counted, message=xml_text(row["text"]), type=row["outcome"])
+                element.text = xml_text("\n".join(one["lines"][row["id"]]))
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value
