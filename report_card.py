@@ -14,8 +14,8 @@ each rule, drives it through a short scripted session, and prints one row a rule
 does not offer what the rule is about, as its capabilities show or --not-offered says); ? not tested (the rule
 needs what only the server's author knows, and the row names the flag that would tell it); ! could not run (no
 session opened, the card's deadline passed, or the server's processes went over a bound). The rules come in the
-course's order: course 000's, course 002's, course 004's (the 2026-07-28 revision), then stdio's own. Where the lab and the spec choose differently, both
-verdicts are shown, and --spec judges by the spec.
+course's order: course 000's, course 002's, course 004's (the 2026-07-28 revision), then stdio's own. Where the lab
+and the spec choose differently, both verdicts are shown, and --spec judges by the spec.
 
 The exit status is the first of these that applies: 2 a mistake on the command line (or a flag naming a tool the
 server does not list); 4 the server could not be run, no session opened, or a rule could not run; 1 a rule fails;
@@ -231,6 +231,7 @@ class Account:
         self.cpu_ended = 0.0  # of the trees already ended
         self.written = {"stdout_mb": 0, "stdout_lines": 0, "stderr_mb": 0}  # bytes, lines
         self.breach = None
+        self.breached_at = None  # when (time.monotonic()'s)
         self.outlived = 0  # processes still running after the server that started them exited: ended
         self.ignores_sigterm = False  # a process SIGTERM did not end in KILL_GRACE: the next are killed at once
 
@@ -264,8 +265,9 @@ class Account:
         with self.lock:
             if self.breach:
                 return
+            self.breached_at = time.monotonic()
             self.breach = {"bound": bound, "limit": self.limits[bound], "used": round(used, 1),
-                           "at": round(time.monotonic() - self.started, 1), "rule": name}
+                           "at": round(self.breached_at - self.started, 1), "rule": name}
             self.breach["text"] = bound_text(self.breach)
         if self.over:
             self.over(self.breach)
@@ -557,7 +559,6 @@ class Wire:
         self.cut = False  # a wait was ended by the deadline, before its own time limit
         self.stdin_closed = False
         self.not_reading = False  # a write found no room before its deadline: the server stopped reading stdin
-        self.killed = False  # its card stopped it (a bound passed, or Ctrl-C)
         self.hello = {}  # the initialize result, once a session is open in the handshake era
         self.waited = False  # the last wait was cut short, the server being stuck already
         self.answered = 0  # requests of the server's the card answered
@@ -776,7 +777,6 @@ class Wire:
 
     def kill(self):
         """End every process of the server's tree at once (its card was stopped); close() then reaps it."""
-        self.killed = True
         WATCHER.kill(self.tree)
 
     def signal(self, number: int):
@@ -899,6 +899,7 @@ class Run:
     def __init__(self, card, rule: dict, era: str | None):
         self.card, self.rule, self.era = card, rule, era
         self.wires = []
+        self.closed_at = math.inf  # when the rule was done with its processes
         self.first_at = None  # the place on the card's tape where this run's first session begins
         self.sentinel = "server/discover" if era == "stateless" else "ping"  # a request any server answers
         rule_ends = time.monotonic() + card.rule_seconds
@@ -1031,11 +1032,13 @@ class Run:
         return self.by_card and any(wire.cut for wire in self.wires)
 
     def cut_by_bound(self) -> bool:
-        """Whether the card was stopped by a bound while this run's processes ran (and so were ended)."""
-        return self.card.stopped_by is not None and any(wire.killed for wire in self.wires)
+        """Whether a bound stopped the card before this run was done (its processes ended, or no longer read)."""
+        passed = self.card.account.breached_at
+        return passed is not None and bool(self.wires) and passed <= self.closed_at
 
     def close(self):
         """End every process this run started."""
+        self.closed_at = time.monotonic()
         for wire in self.wires:
             wire.close()
             self.card.track(wire, False)

@@ -46,13 +46,10 @@ class FiftyChildren(Base):
 
 
 class GigabytesOnStdout(Base):
-    """A debugging dump left in: the same long line on stdout, for ever, from the start."""
+    """A debugging dump at the start that never ends: the same long line on stdout, for ever, and never a response."""
 
     def __init__(self):
         super().__init__()
-        threading.Thread(target=self.dump, daemon=True).start()
-
-    def dump(self):
         line = b"dump " + b"y" * 65530 + b"\n"
         while True:
             sys.stdout.buffer.write(line)
