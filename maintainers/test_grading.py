@@ -254,6 +254,17 @@ def test_the_grader_keeps_its_own_memory_under_200_mb(graded_class):
     assert (grader["submissions"], grader["peak_memory_mb"] < 200) == (25, True), grader
 
 
+def test_the_class_json_holds_its_documented_fields(graded_class):
+    found = graded_class["class"]
+    assert list(found) == ["schema_version", "class", "command", "levels", "config", "points", "optional",
+                           "submissions", "grader"]
+    assert (found["schema_version"], found["levels"], found["optional"], found["points"]["no-traceback"]) == (
+        1, ["000"], ["allow-list"], 2)
+    assert {tuple(one) for one in found["submissions"]} == {
+        ("name", "path", "points", "max", "exit_status", "stopped_by", "score", "card")}
+    assert list(found["grader"]) == ["submissions", "wall_seconds", "peak_memory_mb", "parallel", "jobs"]
+
+
 # ---------------------------------------------------------------------------------------------------
 # The score, and the formats graders read: each agrees with the text cards, rule by rule
 # ---------------------------------------------------------------------------------------------------
