@@ -443,7 +443,7 @@ class Watcher:
     def kill(self, tree: Tree):
         """End every process of a tree: each stopped first (a stopped process starts no other), then killed, until
         none is left; without /proc, its process group. Those running when the server had exited are counted."""
-        stopped = set()
+        stopped, exited = set(), None
         for _ in range(1000):  # a bound on a tree that cannot be ended (a process of another user): about 5 s
             with self.lock:
                 if WATCHING:
@@ -451,7 +451,8 @@ class Watcher:
                     pids = self.find(table).get(tree, set())
                     running = {pid for pid in pids if table[pid].state != "Z"}
                     tree.members = tree.members | {pid: table[pid].start for pid in pids}  # anew: others read it
-                    if tree.process.pid not in running and running - tree.outlived:
+                    exited = tree.process.pid not in running if exited is None else exited  # before this ended it
+                    if exited and running - tree.outlived:
                         with tree.account.lock:
                             tree.account.outlived += len(running - tree.outlived)
                         tree.outlived |= running
