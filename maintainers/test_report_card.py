@@ -716,6 +716,43 @@ def test_spec_offers_the_newest_revision_and_judges_by_the_one_agreed():
         'spec 2025-11-25, basic, "Responses"']
 
 
+OLDER = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import naive_servers
+
+
+class Older(naive_servers.Base):
+    # Speaks 2025-06-18 at newest, and refuses a call without a required argument with an isError result.
+
+    def negotiate(self, requested):
+        return "2025-06-18"
+
+    def call_tool(self, params):
+        arguments = params.get("arguments") or {}
+        missing = [key for key in self.required.get(params.get("name"), []) if key not in arguments]
+        if missing:
+            return {"content": [{"type": "text", "text": f"missing argument: {missing[0]}"}], "isError": True}
+        return super().call_tool(params)
+
+
+Older().main()
+"""
+
+
+def test_spec_judges_a_server_by_the_newest_revision_it_speaks():
+    # Offered 2025-11-25, a server that speaks 2025-06-18 at newest answers that: it is judged, and cited, by
+    # 2025-06-18, whose text lists invalid arguments among protocol errors (-32602): its isError is information.
+    card = card_of([PYTHON, "-c", OLDER, str(HERE / "maintainers")], "--spec", "--only",
+                   "version-negotiation,missing-argument")
+    assert (card["spec_revision"], [(row["id"], row["outcome"], row["passage"], row["text"]) for row in card["rules"]]) \
+        == ("2025-06-18", [
+            ("version-negotiation", "pass", 'spec 2025-06-18, basic/lifecycle, "Version Negotiation"', ""),
+            ("missing-argument", "pass", 'spec 2025-06-18, server/tools, "Error Handling"',
+             "add without x, y was answered a result with isError true; 2025-06-18 lists invalid arguments among the "
+             "protocol errors, -32602")])
+
+
 def test_by_the_spec_a_should_is_information_never_a_failure():
     # A server that answers a missing argument with isError is refused as 2025-11-25 asks; one that sends a
     # list_changed before the session is live breaks what the spec only recommends: information, exit status 0.
