@@ -535,6 +535,11 @@ class Run:
                 break
         return shown
 
+    def ask(self, wire: Wire, method: str, params: dict | None = None) -> dict | None:
+        """Send a request and wait for its response, where no response is no failure (another rule's to judge): the
+        response, or None."""
+        return wire.reply(self.send(wire, method, params))
+
     def capabilities(self, wire: Wire) -> dict:
         """What the server declared: the initialize result's capabilities, or server/discover's (2026-07-28)."""
         if self.era == "handshake":
@@ -738,14 +743,14 @@ def asked_in(entries: list, id) -> dict | None:
                  and id_key(e["message"]["id"]) == id_key(id)), None)
 
 
-def changes(run: Run, wire: Wire) -> list:
-    """Call every tool a flag says changes a list (the server's chance to send its notifications); the entries."""
-    shown = []
+def provoke_notifications(run: Run, wire: Wire):
+    """Call every tool a flag says changes a list (the server's chance to send its notifications), then two more
+    requests; an answer that does not come is other rules' to judge."""
     for name in CHANGES:
         if run.card.flags.get(name):
             tool, arguments = run.card.flags[name]
-            shown.extend(run.call(wire, "tools/call", {"name": tool, "arguments": arguments}))
-    return shown
+            run.ask(wire, "tools/call", {"name": tool, "arguments": arguments})
+    run.bound(wire)
 
 
 # ---- course 000: three message shapes ----
@@ -808,7 +813,7 @@ def shape_problem(message: dict) -> str | None:
 def response_shape(run: Run):
     wire = run.open()
     for method, id in ((run.sentinel, "report-card:7"), (NO_SUCH_METHOD, None)):  # a string id; an error response
-        run.call(wire, method, id=id)
+        wire.reply(run.send(wire, method, id=id))  # one that does not come is other rules' to judge
     for entries in sessions_of(run.tape()).values():
         for entry in entries:
             if entry["dir"] == "←" and not entry.get("echo") and is_response(entry["message"]):
@@ -835,8 +840,8 @@ def one_response(run: Run):
             wire.send({"jsonrpc": "2.0", "id": UNASKED[1], "error": {"code": COURSE["method not found"],
                                                                     "message": "the report card serves no requests"}})]
     for method in (run.sentinel, "tools/list", NO_SUCH_METHOD):
-        run.call(wire, method)
-    run.then(wire)
+        run.ask(wire, method)
+    run.bound(wire)
     answered = [e for e in wire.responses(mark) if e["message"]["id"] in (None, *UNASKED)]
     if answered:
         raise Broken(f"a response the card sent was answered ({said(answered[0])}): only a request is", *sent,
@@ -861,9 +866,7 @@ def one_response(run: Run):
       spec=('spec {rev}, basic, "Notifications" and "Requests"', "Notifications MUST NOT include an ID. ... Requests "
             "MUST include a string or integer ID. Unlike base JSON-RPC, the ID MUST NOT be null."), tape=True)
 def notification_has_no_id(run: Run):
-    wire = run.open()
-    changes(run, wire)  # the calls that make the server tell something, if the flags name them
-    run.then(wire)
+    provoke_notifications(run, run.open())
     for entry in run.tape():
         message = from_server(entry)
         if message is None or "id" not in message:
@@ -1020,7 +1023,10 @@ def provocations(run: Run, wire: Wire) -> list:
                 ("tools/call", {"name": tool["name"], "arguments": "not an object"})]
     except (NotApplicable, Broken):
         pass  # no tool with a required argument (or no list): those two are not sent
-    declared = run.capabilities(wire)
+    try:
+        declared = run.capabilities(wire)
+    except Broken:
+        declared = {}  # server/discover failed: other rules say so
     bad += [("resources/read", {"uri": ["not", "a", "uri"]})] if "resources" in declared else []
     bad += [("prompts/get", {"name": ["not", "a", "name"]})] if "prompts" in declared else []
     if run.card.flags.get("raises"):
@@ -1148,9 +1154,9 @@ def quiet_before_initialized(run: Run):
     sent, reply = run.call(wire, "initialize", run.card.hello)
     if result_of(reply) is None:
         raise Broken(f"initialize was answered {said(reply)}, so no session could begin", sent, reply)
-    run.then(wire)  # pings, answered before initialized goes out: what the server says after its response is seen
+    run.bound(wire)  # pings, answered before initialized goes out: what the server says after its response is seen
     wire.send(notification("notifications/initialized"))
-    run.then(wire, 1)
+    run.bound(wire)
     for entries in sessions_of(run.tape()).values():
         shook = handshake_of(entries)
         if shook is None:
@@ -1259,9 +1265,7 @@ def unpromised(message: dict, declared: dict, client: dict) -> str | None:
             "Both parties MUST: ... Only use capabilities that were successfully negotiated. ... Servers that emit "
             "log message notifications MUST declare the logging capability"))
 def negotiated_capabilities(run: Run):
-    wire = run.open()
-    changes(run, wire)
-    run.then(wire)
+    provoke_notifications(run, run.open())
     for entries in sessions_of(run.tape()).values():
         shook = handshake_of(entries)
         if shook is None or shook["declared"] is None:
@@ -1464,7 +1468,7 @@ def list_change(run: Run, kind: str, flag_name: str) -> dict:
     if result_of(reply) is None or result_of(reply).get("isError") is True:
         raise Broken(f"the call meant to change the {kind} list was answered {said(reply)}", sent, reply)
     after = run.then(wire, 1)  # the next request: the outbox is drained before its response at the latest
-    run.then(wire, 1)  # and one more, so that a notification that comes late is told as late, not as missing
+    run.bound(wire)  # and more, so that a notification that comes late is told as late, not as missing
     method = f"notifications/{kind}/list_changed"
     told = [e for e in wire.notifications(mark) if e["message"]["method"] == method]
     problem = None
@@ -1728,8 +1732,8 @@ def unsupported_version(run: Run):
 def stdout_only_json(run: Run):
     if run.era is not None:  # one more session of its own, listed and pinged; without a session, the lines read
         wire = run.open()
-        run.listed(wire, "tools")
-        run.then(wire, 1)
+        run.ask(wire, "tools/list")
+        run.bound(wire)
     junk = [e for e in run.tape() if e["dir"] == "←" and not (e["json"] and isinstance(e["message"], dict))]
     if junk:
         sessions = {e["session"] for e in junk}
@@ -1753,7 +1757,7 @@ def exit_on_eof(run: Run):
         raise problem
     if problem is None and run.era is not None:  # no session opens: that first process was the whole test
         wire = run.open()
-        run.then(wire, 1)
+        run.bound(wire)
         wire.close_stdin()
         if wire.wait_exit(run.card.timeout) is None:
             problem = Broken(f"still running {run.card.timeout:g} s after its stdin closed, at the end of a session"
