@@ -727,7 +727,8 @@ def handshake_of(entries: list) -> dict | None:
                         and isinstance(e["message"], dict) and "id" not in e["message"]
                         and e["message"].get("method") == "notifications/initialized"), None)
     declared = (result_of(answer) or {}).get("capabilities")
-    client = (asked["message"].get("params") or {}).get("capabilities")
+    params = asked["message"].get("params")
+    client = params.get("capabilities") if isinstance(params, dict) else None
     return {"initialize": asked, "answer": answer, "declared": declared if isinstance(declared, dict) else None,
             "client": client if isinstance(client, dict) else {}, "live_at": live_at}
 
@@ -860,7 +861,7 @@ def one_response(run: Run):
             first[key] = entry
 
 
-@rule("notification-has-no-id", "000", "a notification the server sends carries no id; a request of its own does",
+@rule("notification-has-no-id", "000", "the server's notifications carry no id, its requests one; each says jsonrpc 2.0",
       SHAPES, "Notification — a request shape with no id key at all. ... give a notification an id and the peer "
       "waits forever for a reply that a well-behaved server will refuse to send",
       spec=('spec {rev}, basic, "Notifications" and "Requests"', "Notifications MUST NOT include an ID. ... Requests "
@@ -869,7 +870,14 @@ def notification_has_no_id(run: Run):
     provoke_notifications(run, run.open())
     for entry in run.tape():
         message = from_server(entry)
-        if message is None or "id" not in message:
+        if message is None:
+            continue
+        kind = "request" if "id" in message else "notification"
+        if message.get("jsonrpc") != "2.0" or not isinstance(message.get("params", {}), dict):
+            raise Broken(f"the server sent a {message['method']} {kind}, in {whose(entry)}, whose "
+                         + ('jsonrpc is not "2.0"' if message.get("jsonrpc") != "2.0" else "params are no object"),
+                         entry)
+        if "id" not in message:
             continue
         if message["method"].startswith("notifications/"):
             raise Broken(f"the server sent {message['method']} with an id ({id_key(message['id'])}), in "
@@ -1084,7 +1092,7 @@ GATE_SPEC = (SPEC_INITIALIZATION + ": the client MUST begin with initialize, and
       "_initialized, and _initialized only flips true when the notifications/initialized notification arrives. ... a "
       "tools/list sent between step 1 and step 3 returns -32600.", eras=("handshake",),
       differs={"course": "-32600 before initialize, between its response and initialized, and after an initialized "
-                         "that came first",
+                         "that came first or followed a refused initialize",
                "spec": "the client's duty: the server answers as it will, and serves once initialized",
                "claim": "after notifications/initialized, requests are served (before, the spec binds the client)",
                "passage": GATE_SPEC,
@@ -1120,6 +1128,17 @@ def handshake_gate(run: Run):
         problems.append(Broken(f"after a notifications/initialized that came before initialize, tools/list was "
                                f"answered {said(reply)}, not {gated}: only an initialize that succeeded opens the "
                                "session", opened, sent, reply))
+    failed = run.start()  # an initialize refused (its params no object), then initialized: the gate stays shut
+    failed.last_id += 1
+    init = failed.send({"jsonrpc": "2.0", "id": failed.last_id, "method": "initialize", "params": "not an object"})
+    hello = failed.reply(init)
+    if error_of(hello) is not None:  # a server that took it for a good initialize has opened a session rightly
+        opened = failed.send(notification("notifications/initialized"))
+        sent, reply = run.call(failed, "tools/list")
+        if code_of(reply) != gated:
+            problems.append(Broken(f"after an initialize answered {said(hello)}, then notifications/initialized, "
+                                   f"tools/list was answered {said(reply)}, not {gated}: only an initialize that "
+                                   "succeeded opens the session", init, hello, opened, sent, reply))
     return {"course": joined(problems), "spec": None}
 
 
@@ -1439,10 +1458,10 @@ LIST_CHANGE_SPEC = 'spec {rev}, server/{kind}, "List Changed Notification"'
 
 
 def list_change(run: Run, kind: str, flag_name: str) -> dict:
-    """Call the tool that changes the <kind> list: a bare list_changed before the next response, and a new list
-    (what the capabilities promise is negotiated-capabilities', an id on it notification-has-no-id's). Without the
-    flag, a server whose capabilities promise no such change is not applicable. The spec recommends the
-    notification (SHOULD) and says nothing of when it comes: its verdict is information."""
+    """Call the tool that changes the <kind> list: a bare list_changed before the next response, and a new list."""
+    # What the capabilities promise is negotiated-capabilities' to judge, an id on it notification-has-no-id's.
+    # Without the flag, a server whose capabilities promise no such change is not applicable. The spec recommends
+    # the notification (SHOULD) and says nothing of when it comes: its verdict is information.
     if run.card.flags.get(flag_name) is None:
         promised = run.card.declared.get(kind)
         if not (isinstance(promised, dict) and promised.get("listChanged") is True):

@@ -600,7 +600,7 @@ course 000
       course 000, "Three message shapes"
   ✓ one-response: each request gets exactly one response, and a response gets none
       course 000, "Three message shapes"
-  ✓ notification-has-no-id: a notification the server sends carries no id; a request of its own does
+  ✓ notification-has-no-id: the server's notifications carry no id, its requests one; each says jsonrpc 2.0
       course 000, "Three message shapes"
   ✓ parse-error: a line that is not JSON is answered -32700, with id null
       course 000, "The five standard error codes"
