@@ -648,7 +648,8 @@ LIST_CHANGES = 'course 002, "List-Changed Notifications"'
 LIST_CHANGES_PASSAGE = ("notifications/tools/list_changed, notifications/resources/list_changed, and "
                         "notifications/prompts/list_changed, that the server emits once when its catalog changes. "
                         "The client is then expected to re-issue the corresponding list request to refresh its view.")
-JSONRPC = "JSON-RPC 2.0, section 5.1 (spec {rev}, basic: every message MUST follow JSON-RPC 2.0)"
+JSONRPC = "JSON-RPC 2.0, sections 5 and 5.1 (spec {rev}, basic: every message MUST follow JSON-RPC 2.0)"
+MUST_REPLY = "When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications."
 SPEC_TOOLS = 'spec {rev}, server/tools, "Error Handling"'
 SPEC_INITIALIZATION = 'spec {rev}, basic/lifecycle, "Initialization"'
 
@@ -773,8 +774,8 @@ def notification_no_response(run: Run):
       "A message with id: null is not a notification — null is a present key. ... a strict peer treats it as a "
       "malformed request (id must not be null in a request)",
       spec=('spec {rev}, basic, "Requests"; ' + JSONRPC.split(" (")[0],
-            "Unlike base JSON-RPC, the ID MUST NOT be null. ... -32600 Invalid Request: The JSON sent is not a valid "
-            "Request object."))
+            "Unlike base JSON-RPC, the ID MUST NOT be null. ... " + MUST_REPLY + " ... -32600 Invalid Request: The "
+            "JSON sent is not a valid Request object."))
 def null_id_is_a_request(run: Run):
     wire = run.open()
     run.then(wire, 1)  # the handshake's last word is said before the null id goes out
@@ -907,8 +908,9 @@ def answer_to(run: Run, wire: Wire, sent: dict) -> tuple:
 @rule("parse-error", "000", "a line that is not JSON is answered -32700, with id null", CODES,
       "-32700 parse error — the bytes were not valid JSON. Raised at the transport edge, before any dispatch, "
       "because there is no id to attach the error to (id is null).",
-      spec=(JSONRPC, "-32700 Parse error: Invalid JSON was received by the server. ... If there was an error in "
-            "detecting the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null."))
+      spec=(JSONRPC, MUST_REPLY + " ... -32700 Parse error: Invalid JSON was received by the server. ... If there "
+            "was an error in detecting the id in the Request object (e.g. Parse error/Invalid Request), it MUST be "
+            "Null."))
 def parse_error(run: Run):
     wire = run.open()
     run.then(wire, 1)
@@ -929,8 +931,8 @@ NOT_MESSAGES = ["[]", "1", '"a string"', '{"jsonrpc": "2.0", "id": "report-card:
 @rule("not-a-message", "000", "JSON that is no message is answered -32600 with id null, and the server lives on",
       CODES,
       "-32600 invalid request — well-formed JSON but not a valid request object",
-      spec=(JSONRPC, "-32600 Invalid Request: The JSON sent is not a valid Request object. ... --> 1 <-- "
-            '{"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid Request"}, "id": null}'))
+      spec=(JSONRPC, MUST_REPLY + " ... -32600 Invalid Request: The JSON sent is not a valid Request object. ... "
+            '--> 1 <-- {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid Request"}, "id": null}'))
 def not_a_message(run: Run):
     wire = run.open()
     run.then(wire, 1)
@@ -952,7 +954,7 @@ def not_a_message(run: Run):
 @rule("invalid-request", "000", 'a message whose jsonrpc is not "2.0" is answered -32600', CODES,
       '-32600 invalid request — well-formed JSON but not a valid request object; the lab also uses it for ... '
       'a message whose jsonrpc field isn\'t "2.0"',
-      spec=(JSONRPC.replace("section 5.1", "sections 4 and 5.1"),
+      spec=(JSONRPC.replace("sections 5", "sections 4, 5"),
             'jsonrpc: A String specifying the version of the JSON-RPC protocol. MUST be exactly "2.0". ... -32600 '
             "Invalid Request: The JSON sent is not a valid Request object."))
 def invalid_request(run: Run):

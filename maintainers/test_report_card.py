@@ -712,7 +712,7 @@ def test_spec_offers_the_newest_revision_and_judges_by_the_one_agreed():
          "validation error, an isError result")]
     assert all(row["judged_by"] == "spec" for row in card["rules"])
     assert [row["passage"] for row in card["rules"] if row["level"] == "000"][:3] == [
-        'spec 2025-11-25, basic, "Notifications"', 'spec 2025-11-25, basic, "Requests"; JSON-RPC 2.0, section 5.1',
+        'spec 2025-11-25, basic, "Notifications"', 'spec 2025-11-25, basic, "Requests"; JSON-RPC 2.0, sections 5 and 5.1',
         'spec 2025-11-25, basic, "Responses"']
 
 
