@@ -1129,7 +1129,7 @@ def handshake_gate(run: Run):
     if code_of(reply) != gated:
         problems.append(Broken(f"after a notifications/initialized that came before initialize, tools/list was "
                                f"answered {said(reply)}, not {gated}: only an initialize that succeeded opens the "
-                               "session", opened, sent, reply))
+                               "session", note("a fresh process"), opened, sent, reply))
     failed = run.start()  # an initialize refused (its params no object), then initialized: the gate stays shut
     failed.last_id += 1
     init = failed.send({"jsonrpc": "2.0", "id": failed.last_id, "method": "initialize", "params": "not an object"})
@@ -1140,7 +1140,8 @@ def handshake_gate(run: Run):
         if code_of(reply) != gated:
             problems.append(Broken(f"after an initialize answered {said(hello)}, then notifications/initialized, "
                                    f"tools/list was answered {said(reply)}, not {gated}: only an initialize that "
-                                   "succeeded opens the session", init, hello, opened, sent, reply))
+                                   "succeeded opens the session", note("a fresh process"), init, hello, opened,
+                                   sent, reply))
     return {"course": joined(problems), "spec": None}
 
 
