@@ -33,10 +33,10 @@ import urllib.parse
 import mcp_full
 from mcp_min import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RPCError, \
     error_response, is_notification, notification, report, say
-from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MAX_KEPT_NOTIFICATIONS, MISSING_CLIENT_CAPABILITY,
-                      PROTOCOL_VERSION_KEY, PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION, Transport, header_name,
-                      is_stateless)
-from mcp_stdio import MAX_MESSAGE_BYTES, encode, parse, same_id
+from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MAX_KEPT_NOTIFICATIONS, MAX_MESSAGE_BYTES,
+                      MISSING_CLIENT_CAPABILITY, PROTOCOL_VERSION_KEY, PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
+                      Transport, encode, header_name, is_stateless)
+from mcp_stdio import Lines, parse, same_id
 
 HEADER_MISMATCH = -32020  # 2026-07-28 over HTTP: a header disagrees with the body (spec 2026-07-28, basic, "Error Codes")
 
@@ -147,6 +147,23 @@ def param_headers(schema: dict, arguments: dict) -> dict:
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None
         headers[name] = value
+    return headers
+
+
+def repeated_headers(message: dict, schema: dict | None = None) -> dict | None:
+    """What the headers of a 2026-07-28 POST repeat of its body, {header: its value in the body, None if absent}
+    (2026-07-28, Streamable HTTP, "Standard Headers" and "Custom Headers"; schema: a tools/call's tool's inputSchema);
+    None for a message whose _meta names no protocol version: its headers repeat nothing."""
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    if PROTOCOL_VERSION_KEY not in meta:
+        return None
+    method = message.get("method")
+    headers = {"MCP-Protocol-Version": meta[PROTOCOL_VERSION_KEY], "Mcp-Method": method}
+    if method in NAMED_METHODS:
+        headers["Mcp-Name"] = params.get(NAMED_METHODS[method])
+    if schema is not None and isinstance(params.get("arguments"), dict):
+        headers |= param_headers(schema, params["arguments"])
     return headers
 
 
@@ -638,12 +655,13 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
         def post_stateless(self, message):
             """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses."""
             params = message.get("params") if isinstance(message.get("params"), dict) else {}
-            meta, method = params.get("_meta"), message.get("method")
+            meta, method, name = params.get("_meta"), message.get("method"), params.get("name")
             meta = meta if isinstance(meta, dict) else {}
-            if PROTOCOL_VERSION_KEY in meta and not is_notification(message):  # the spec names no notification headers
-                problem = self.header_mismatch(method, params, meta)
-                if problem:
-                    return self.respond(400, error_response(message.get("id"), HEADER_MISMATCH, problem))
+            tool = shared.tools.get(name) if method == "tools/call" and isinstance(name, str) else None
+            repeated = None if is_notification(message) else repeated_headers(message, tool and tool["spec"]["inputSchema"])
+            problem = repeated and self.header_mismatch(repeated)  # the spec names no notification headers
+            if problem:
+                return self.respond(400, error_response(message.get("id"), HEADER_MISMATCH, problem))
             if is_notification(message):
                 return self.respond(202, None)  # over HTTP, closing a stream is the cancel: nothing to pass on
 
@@ -658,15 +676,9 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
                 return 200  # a tool's failure, or the lab's unknown tool, is still a 200
             self.serve(shared, message, status)
 
-        def header_mismatch(self, method, params: dict, meta: dict) -> str | None:
+        def header_mismatch(self, repeated: dict) -> str | None:
             """What in the headers does not repeat the body (2026-07-28, Streamable HTTP, "Server Validation"), or None."""
-            expected = {"MCP-Protocol-Version": meta.get(PROTOCOL_VERSION_KEY), "Mcp-Method": method}
-            if method in NAMED_METHODS:
-                expected["Mcp-Name"] = params.get(NAMED_METHODS[method])
-            tool = shared.tools.get(params.get("name")) if method == "tools/call" else None
-            if tool and isinstance(params.get("arguments"), dict):
-                expected |= param_headers(tool["spec"]["inputSchema"], params["arguments"])
-            for header, value in expected.items():
+            for header, value in repeated.items():
                 sent = self.header_values.get(header.lower(), [])
                 if len(sent) > 1:
                     return f"the {header} header was sent {len(sent)} times"
@@ -1024,6 +1036,7 @@ class HttpConnection:
         self.status, self.headers = 0, {}  # the response being read: its status; lower-case name -> first value
         self.left = 0  # bytes of the body (or of its current chunk) not read yet
         self.chunked = self.in_chunk = self.closing = False  # chunked; inside a chunk; Connection: close
+        self.lines, self.split = collections.deque(), Lines()  # an event stream's lines read, not taken; its splitter
         self.deadline = float("inf")  # by when the response must have come whole (a listen stream: never)
 
     def request(self, method: str, path: str, headers: dict, body: bytes = b""):
@@ -1059,6 +1072,7 @@ class HttpConnection:
             raise ConnectionError(f"the response's body of {length} bytes is over {MAX_MESSAGE_BYTES} bytes "
                                   "(MAX_MESSAGE_BYTES), the largest message")
         self.left = 0 if self.chunked else int(length)
+        self.lines, self.split = collections.deque(), Lines(MAX_MESSAGE_BYTES + len("data: \r"))  # with its field name
 
     def more(self) -> bool:
         """Whether the body holds more: for a chunked body, move on to its next chunk, if any (RFC 9112, 7.1)."""
@@ -1091,18 +1105,20 @@ class HttpConnection:
                                       "the largest message")
         return b"".join(pieces)
 
-    def read_line(self) -> bytes:
-        """The body's next line (b"" at its end): an event stream is read line by line, across its chunks; a line over
-        MAX_MESSAGE_BYTES (the largest message, with its field name) is a ConnectionError, not memory without end."""
-        pieces, size = [b""], 0  # a line longer than one chunk comes in pieces: joined once, not copied a piece at a time
-        while not pieces[-1].endswith(b"\n") and self.more():
-            pieces.append(self.take(self.reader.readline(min(self.left, 1 << 20))))
-            size += len(pieces[-1])
-            if size > MAX_MESSAGE_BYTES + len("data: \r\n"):
+    def read_line(self) -> bytes | None:
+        """The body's next line, its newline left out (None at the body's end): an event stream is read line by line,
+        across its chunks; a line over MAX_MESSAGE_BYTES (the largest message, with its field name) is a
+        ConnectionError, not memory without end."""
+        while not self.lines:
+            if not self.more():
+                self.lines.extend(self.split.end())
+                return self.lines.popleft() if self.lines else None
+            self.lines.extend(self.split.feed(self.take(self.reader.read1(min(self.left, 1 << 16)))))
+            if self.split.skipping or None in self.lines:
                 self.closing = True
                 raise ConnectionError(f"a line of the event stream is over {MAX_MESSAGE_BYTES} bytes (MAX_MESSAGE_BYTES), "
                                       "the largest message")
-        return b"".join(pieces)
+        return self.lines.popleft()
 
     def take(self, data: bytes) -> bytes:
         """Count data read from the body; the server closing before the body ends is a ConnectionError."""
@@ -1165,16 +1181,12 @@ class HttpTransport(Transport):
     def headers_for(self, message: dict) -> dict:
         """The headers of a POST: what 2026-07-28 repeats from the body, or the session's."""
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-        meta = (message.get("params") or {}).get("_meta") or {}
-        if PROTOCOL_VERSION_KEY in meta:  # stateless: the headers repeat what the body says
-            headers |= {"MCP-Protocol-Version": meta[PROTOCOL_VERSION_KEY], "Mcp-Method": message["method"]}
-            if message["method"] in NAMED_METHODS:
-                headers["Mcp-Name"] = header_value(str(message["params"].get(NAMED_METHODS[message["method"]])))
-            if message["method"] == "tools/call" and message["params"].get("name") in self.tool_schemas:
-                arguments = message["params"].get("arguments") or {}
-                for name, value in param_headers(self.tool_schemas[message["params"]["name"]], arguments).items():
-                    if value is not None:
-                        headers[name] = header_value(header_text_of(value))
+        name = (message.get("params") or {}).get("name")
+        schema = self.tool_schemas.get(name) if message.get("method") == "tools/call" and isinstance(name, str) else None
+        repeated = repeated_headers(message, schema)
+        if repeated is not None:  # stateless: the headers repeat what the body says
+            headers |= {header: header_value(header_text_of(value)) for header, value in repeated.items()
+                        if value is not None}
         elif self.session_id:
             headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
         return headers
@@ -1183,14 +1195,14 @@ class HttpTransport(Transport):
         """POST one message: 202 means no response; a JSON body or an event stream holds the response."""
         deadline = time.monotonic() + self.timeout
         try:
-            reply = self.post(self.connection, message)
-            self.session_id = reply.headers.get("mcp-session-id") or self.session_id
-            if reply.status == 202 or is_notification(message):
-                reply.read()
+            self.post(self.connection, message)
+            self.session_id = self.connection.headers.get("mcp-session-id") or self.session_id
+            if self.connection.status == 202 or is_notification(message):
+                self.connection.read()
                 if message.get("method") == "notifications/initialized" and self.session_id:
                     self.open_standing_stream()
                 return None
-            return self.response_to(message, reply, deadline)
+            return self.response_to(message, self.connection, deadline)
         except RPCError:
             self.connection.close()  # the rest of a body that cannot be read is not read: start afresh
             raise
@@ -1205,38 +1217,47 @@ class HttpTransport(Transport):
                 raise
             raise ConnectionError(f"HTTP: {exc!r}") from exc
 
-    def response_to(self, message: dict, reply: HttpConnection, deadline: float) -> dict:
-        """The response to message, from reply's body; an event stream that ends before it, having given an event id,
-        is resumed (spec 2025-11-25, basic/transports, "Resumability and Redelivery") if its connection was cut, or
-        if it ended after a retry field (a server SHOULD send one before it closes the connection, not the stream).
-        A stream that ends with neither is over: the request gets no response (it was cancelled, say)."""
-        cursor = {}  # the stream's last event id and retry, as its events set them
+    def response_to(self, message: dict, connection: HttpConnection, deadline: float) -> dict:
+        """The response to message, from the body on connection (resumed, if its event stream ends early); a body
+        that ends without it is a ConnectionError: the request gets no response (it was cancelled, say)."""
+        cursor = {}
+        for incoming in self.resumed(connection, deadline, (StreamCut, ConnectionResetError), cursor=cursor):
+            if not isinstance(incoming, dict):
+                continue  # not a message at all
+            if "method" not in incoming and (same_id(incoming.get("id"), message["id"])
+                                             or refused(connection.status, incoming)):
+                if cursor["resumes"]:
+                    connection.close()  # a resumed stream may stay open after its response
+                else:
+                    connection.read()  # the rest of the body, so that the connection can carry the next POST
+                return self.received_response(message, incoming)
+            answer = self.receive(incoming)
+            if answer is not None:
+                self.post_aside(answer)
+        raise ConnectionError(f"HTTP {connection.status}: the body held no response to {message['method']}")
+
+    def resumed(self, connection: HttpConnection, deadline: float, cut: tuple, traced: bool = True, cursor=None):
+        """The messages of the body on connection, each as it arrives. An event stream that ends early, having given an
+        event id, is resumed (spec 2025-11-25, basic/transports, "Resumability and Redelivery") if its connection was
+        cut (an error of cut), or if it ended after a retry field (a server SHOULD send one before it closes the
+        connection, not the stream): after the retry, with GET and Last-Event-ID, up to MAX_RESUMES times. A stream
+        that ends with neither is over, and so is one on a connection this transport let go of (close)."""
+        cursor = {} if cursor is None else cursor  # the stream's last event id and retry, and how often it was resumed
         for resumes in range(MAX_RESUMES + 1):
-            cut = False
+            cursor["resumes"], stopped = resumes, False
             try:
-                for incoming in self.messages(reply, self.connection, deadline, cursor=cursor):
-                    if not isinstance(incoming, dict):
-                        continue  # not a message at all
-                    if "method" not in incoming and (same_id(incoming.get("id"), message["id"])
-                                                     or refused(reply.status, incoming)):
-                        if resumes:
-                            self.connection.close()  # a resumed stream may stay open after its response
-                        else:
-                            reply.read()  # the rest of the body, so that the connection can carry the next POST
-                        return self.received_response(message, incoming)
-                    answer = self.receive(incoming)
-                    if answer is not None:
-                        self.post_aside(answer)
-            except (StreamCut, ConnectionResetError):
+                yield from self.messages(connection, deadline, traced, cursor)
+            except cut:
                 if "id" not in cursor:
                     raise
-                cut = True
-            if "id" not in cursor or not (cut or "retry" in cursor):
-                raise ConnectionError(f"HTTP {reply.status}: the body held no response to {message['method']}")
-            self.connection.close()
+                stopped = True
+            if "id" not in cursor or not (stopped or "retry" in cursor) or connection not in (
+                    self.connection, self.standing_connection):
+                return
+            connection.close()
             self.wait_retry(cursor, deadline)
-            reply = self.resume(self.connection, cursor["id"], deadline)
-        raise ConnectionError(f"the stream of {message['method']} ended {MAX_RESUMES + 1} times without its response")
+            self.resume(connection, cursor["id"], deadline)
+        raise ConnectionError(f"the event stream ended {MAX_RESUMES + 1} times before its end")
 
     def wait_retry(self, cursor: dict, deadline: float):
         """Wait before reconnecting: the retry the stream gave (a client MUST, 2025-11-25), bounded by RETRY_CAP_S."""
@@ -1245,73 +1266,62 @@ class HttpTransport(Transport):
             raise TimeoutError("the stream's retry would outlast the timeout")
         time.sleep(wait)
 
-    def get(self, connection: HttpConnection, last_event_id: str | None = None) -> HttpConnection:
-        """GET the session's standing stream, or resume a stream after last_event_id; the response's head read."""
+    def get(self, connection: HttpConnection, last_event_id: str | None = None):
+        """GET the session's standing stream, or resume a stream after last_event_id, on connection; the response's
+        head read, its body not yet."""
         headers = {"Accept": "text/event-stream"}
         if self.session_id:
             headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
         connection.request("GET", self.path, headers)
-        return connection
 
-    def resume(self, connection: HttpConnection, last_event_id: str, deadline: float) -> HttpConnection:
-        """Reconnect to a stream with GET and Last-Event-ID: its response, carrying what the stream sent since."""
-        connection.timeout = max(0.01, deadline - time.monotonic())
+    def resume(self, connection: HttpConnection, last_event_id: str, deadline: float):
+        """Reconnect to a stream with GET and Last-Event-ID: its response, carrying what the stream sent since, is read
+        on connection from now on (its head within the timeout; its body by deadline)."""
+        connection.timeout = max(0.01, min(deadline - time.monotonic(), self.timeout))
         try:
-            reply = self.get(connection, last_event_id)
+            self.get(connection, last_event_id)
         finally:
             connection.timeout = self.timeout
-        if reply.status != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
-            body = reply.read()[:200].decode(errors="replace")
+        if connection.status != 200 or not connection.headers.get("content-type", "").startswith("text/event-stream"):
+            body = connection.read()[:200].decode(errors="replace")
             connection.close()
-            raise ConnectionError(f"HTTP {reply.status}: resuming the stream after {last_event_id} failed: {body}")
-        return reply
+            raise ConnectionError(f"HTTP {connection.status}: resuming the stream after {last_event_id} failed: {body}")
+        connection.deadline = deadline
 
     def open_standing_stream(self):
         """GET the session's standing stream (2025-11-25, "Listening for Messages from the Server"): 405 means the
         server offers none. Its head is read here, so that the server has it before the next request."""
         connection = self.new_connection()
         try:
-            reply = self.get(connection)
-            if reply.status != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
-                reply.read()
+            self.get(connection)
+            if connection.status != 200 or not connection.headers.get("content-type", "").startswith("text/event-stream"):
+                connection.read()
                 connection.close()
                 return  # 405: not offered; anything else: no stream, and the session works without it
         except OSError:
             connection.close()
             return
-        connection.socket.settimeout(None)  # it may be quiet as long as the session lasts
+        connection.deadline = float("inf")  # it may be quiet as long as the session lasts (each read waits timeout)
         self.standing_connection = connection
-        threading.Thread(target=self.read_standing, args=(connection, reply), daemon=True).start()
+        threading.Thread(target=self.read_standing, args=(connection,), daemon=True).start()
 
-    def read_standing(self, connection: HttpConnection, reply: HttpConnection):
-        """The standing stream's thread: answer each request at once, keep each notification; resume the stream if
-        the server ends it having given an event id; stop when the client closes it."""
-        cursor = {}
-        for _ in range(MAX_RESUMES + 1):
-            cut = False
-            try:
-                for incoming in self.messages(reply, connection, float("inf"), traced=False, cursor=cursor):
-                    if not isinstance(incoming, dict) or "method" not in incoming:
-                        continue  # a response belongs on the stream of its request
-                    if "id" not in incoming:
-                        self.arrived.put(incoming)  # handed over (and traced) by drain(), on the caller's thread
-                        continue
-                    answer = self.receive(self.traced("←", incoming))
-                    if answer is not None:
-                        self.post_aside(answer)
-            except (OSError, ValueError, AttributeError):
-                cut = True  # the stream was closed: by us (close) or by the server
-            if self.standing_connection is not connection or "id" not in cursor or not (cut or "retry" in cursor):
-                return  # closed by us, or not resumable, or ended by the server (as response_to decides)
-            try:
-                connection.close()
-                self.wait_retry(cursor, float("inf"))
-                reply = self.resume(connection, cursor["id"], time.monotonic() + self.timeout)
-                connection.socket.settimeout(None)
-            except OSError:
-                return
+    def read_standing(self, connection: HttpConnection):
+        """The standing stream's thread: answer each request at once, keep each notification (resumed as a POST's
+        stream is, OSError and all); stop when the client closes it."""
+        try:
+            for incoming in self.resumed(connection, float("inf"), (OSError, ValueError, AttributeError), traced=False):
+                if not isinstance(incoming, dict) or "method" not in incoming:
+                    continue  # a response belongs on the stream of its request
+                if "id" not in incoming:
+                    self.arrived.put(incoming)  # handed over (and traced) by drain(), on the caller's thread
+                    continue
+                answer = self.receive(self.traced("←", incoming))
+                if answer is not None:
+                    self.post_aside(answer)
+        except (OSError, ValueError, AttributeError):
+            pass  # closed by us (close), or a resumption failed: the session works without the stream
 
     def received_response(self, message: dict, reply: dict) -> dict:
         """Learn what a response teaches the transport (the version, the tools' header annotations); return it.
@@ -1326,40 +1336,40 @@ class HttpTransport(Transport):
             self.learn_headers(result)
         return reply
 
-    def post(self, connection: HttpConnection, message: dict) -> HttpConnection:
-        """Send one POST on connection; the connection, its response's status and headers read, its body not yet."""
+    def post(self, connection: HttpConnection, message: dict):
+        """Send one POST on connection; its response's status and headers read, its body not yet."""
         connection.request("POST", self.path, self.headers_for(message), json.dumps(self.traced("→", message)).encode())
-        return connection
 
     def post_aside(self, message: dict):
         """POST a message on the side connection, while the main one is busy streaming (202 expected)."""
         with self.aside:
             self.side_connection = self.side_connection or self.new_connection()
             try:
-                self.post(self.side_connection, message).read()
+                self.post(self.side_connection, message)
+                self.side_connection.read()
             except OSError:
                 self.side_connection.close()
 
-    def messages(self, reply, connection, deadline: float, traced: bool = True, cursor: dict | None = None):
-        """The messages of a response body, each as it arrives: one JSON body, or an event stream's events
-        (cursor, if given, keeps the stream's last event id and retry, in milliseconds)."""
-        if not reply.headers.get("content-type", "").startswith("text/event-stream"):
-            body = reply.read()
+    def messages(self, connection: HttpConnection, deadline: float, traced: bool = True, cursor: dict | None = None):
+        """The messages of the response body on connection, each as it arrives: one JSON body, or an event stream's
+        events (cursor, if given, keeps the stream's last event id and retry, in milliseconds)."""
+        if not connection.headers.get("content-type", "").startswith("text/event-stream"):
+            body = connection.read()
             try:
                 yield self.traced("←", parse(body))  # invalid UTF-8 and deep nesting too: -32700, as a server says
             except RPCError as exc:
-                if 200 <= reply.status < 300:
+                if 200 <= connection.status < 300:
                     raise RPCError(exc.code, f"the response body is not JSON ({exc.message})")
-                raise ConnectionError(f"HTTP {reply.status}: {body[:200].decode(errors='replace')}")
+                raise ConnectionError(f"HTTP {connection.status}: {body[:200].decode(errors='replace')}")
             return
         data, size = [], 0  # the event's data lines so far, and their length
         while True:
             if deadline != float("inf"):
                 connection.socket.settimeout(max(0.01, deadline - time.monotonic()))  # the whole wait is bounded
-            line = reply.read_line()
-            if not line:
+            line = connection.read_line()
+            if line is None:
                 return
-            line = line.decode("utf-8", "replace").rstrip("\r\n")
+            line = line.decode("utf-8", "replace").rstrip("\r")
             field, _, value = line.partition(":")
             value = value.removeprefix(" ")  # one space after the colon is not the value's (WHATWG, SSE)
             if field == "data":
@@ -1390,22 +1400,23 @@ class HttpTransport(Transport):
         A thread then reads the stream, keeping its notifications for _pump_notifications.
         """
         self.listen_connection = self.new_connection()
-        reply = self.post(self.listen_connection, message)
+        self.post(self.listen_connection, message)
         self.listen_connection.deadline = float("inf")  # the stream lasts as long as it lasts; each read waits timeout
-        incoming = self.messages(reply, self.listen_connection, float("inf"), traced=False)
+        incoming = self.messages(self.listen_connection, float("inf"), traced=False)
         first = self.traced("←", next(incoming, None))
         if not isinstance(first, dict) or first.get("method") != "notifications/subscriptions/acknowledged":
             return first  # an error response, or nothing MCPClient.listen can take for an acknowledgement
-
-        def keep_reading():
-            try:
-                for later in incoming:
-                    if isinstance(later, dict):
-                        self.arrived.put(later)  # handed over (and traced) by drain(), on the caller's thread
-            except (OSError, ValueError, AttributeError, RPCError):
-                pass  # the stream was closed (by us, stop_listening, or by the server), or sent what is not JSON
-        threading.Thread(target=keep_reading, daemon=True).start()
+        threading.Thread(target=self.read_listening, args=(incoming,), daemon=True).start()
         return first
+
+    def read_listening(self, incoming):
+        """The listen stream's thread: keep each message that arrives for drain()."""
+        try:
+            for later in incoming:
+                if isinstance(later, dict):
+                    self.arrived.put(later)  # handed over (and traced) by drain(), on the caller's thread
+        except (OSError, ValueError, AttributeError, RPCError):
+            pass  # the stream was closed (by us, stop_listening, or by the server), or sent what is not JSON
 
     def drain(self) -> list:
         """The notifications received so far, those of the listen stream included, handed over once."""

@@ -303,6 +303,21 @@ def test_a_list_change_made_by_another_session_reaches_an_idle_client_on_its_sta
         idle.close()
 
 
+def test_a_standing_stream_quiet_past_the_clients_timeout_still_carries_a_change(monkeypatch):
+    # The timeout bounds a response, not the standing stream: one quiet (keep-alives aside) for longer than the
+    # timeout is still read, and hears the change another session makes (it was dropped at the timeout).
+    monkeypatch.setattr(mcp_http, "KEEPALIVE_S", 0.2)  # each read of the stream hears something within the timeout
+    with http_endpoint(server_demo.make_server()) as port:
+        changer = resuming_client(port)
+        idle = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=1))
+        idle.connect("handshake")
+        time.sleep(1.5)
+        changer.call_tool("enable_subtract")
+        assert idle.transport.arrived.get(timeout=TIMEOUT) == notification("notifications/tools/list_changed")
+        changer.close()
+        idle.close()
+
+
 def test_a_question_the_server_sends_outside_any_request_is_answered_from_the_standing_stream():
     # A request of the server's own, sent while no request is in flight, goes out on the standing stream; the
     # client's callback answers it there, and the answer reaches the server by POST.

@@ -554,6 +554,22 @@ def flooding(tmp_path, mode: str, timeout: float = 1.0) -> mcp_stdio.StdioTransp
     return mcp_stdio.StdioTransport([sys.executable, str(script), mode], timeout=timeout)
 
 
+@pytest.mark.parametrize("chunks, lines", [
+    ([b"a\nb\n"], [b"a", b"b"]),
+    ([b"a", b"b\nc"], [b"ab", b"c"]),  # a line read in pieces is joined; the last needs no newline
+    ([b"xxxx\n"], [b"xxxx"]),  # at the limit: kept
+    ([b"xxxxx\ny\n"], [None, b"y"]),  # over it: dropped whole, and what follows is read
+    ([b"xxx", b"xx\ny"], [None, b"y"]),  # over it only once its pieces are joined
+    ([b"xxx", b"xx", b"x\n", b"z"], [None, b"z"]),  # over it while still unfinished: dropped up to its newline
+    ([b"xxxxx"], [None]),  # the last line, over it
+    ([b"\n\n"], [b"", b""]),
+])
+def test_lines_are_joined_across_chunks_and_one_over_the_limit_is_dropped_whole(chunks, lines):
+    # The one bounded splitter the stdio server, the stdio client and the HTTP client's event streams read with.
+    split = mcp_stdio.Lines(4)
+    assert [line for chunk in chunks for line in split.feed(chunk)] + split.end() == lines
+
+
 @pytest.mark.parametrize("mode", ["endless line", "notification flood"])
 def test_the_deadline_holds_whatever_keeps_arriving_and_memory_stays_bounded(tmp_path, mode):
     # Bytes that never make a response do not keep the client waiting past its timeout, nor fill its memory.
@@ -561,7 +577,7 @@ def test_the_deadline_holds_whatever_keeps_arriving_and_memory_stays_bounded(tmp
     try:
         with pytest.raises(TimeoutError):
             transport.send(request(1, "ping"))
-        assert len(transport._partial) <= mcp_stdio.MAX_MESSAGE_BYTES
+        assert transport._splitter.size <= mcp_stdio.MAX_MESSAGE_BYTES
         assert len(transport.notifications) <= mcp_full.MAX_KEPT_NOTIFICATIONS
     finally:
         transport.process.kill()
