@@ -13,7 +13,7 @@ import mcp_min
 import server_demo
 from mcp_full import Context, MCPClient, MCPServer, RPCError, error_response, notification, request, response
 from test_hostile import chunked, pong, scripted_http
-from test_transports import META, TIMEOUT, connection, exchange, http_endpoint, open_session, stateless
+from test_transports import META, TIMEOUT, connection, exchange, http_endpoint, open_session, stateless, wait_until
 
 
 def event_stream_answer(body: bytes) -> bytes:
@@ -361,6 +361,27 @@ def test_get_streams_past_max_get_streams_are_503_and_the_session_works_without_
         assert (first.transport.standing_connection is not None, second.transport.standing_connection) == (True, None)
         assert second.call_tool("add", {"x": 1, "y": 2})["content"] == [{"type": "text", "text": "3"}]
         first.close()
+        second.close()
+
+
+def test_a_get_stream_whose_client_goes_gives_its_place_to_the_next(monkeypatch):
+    # The server sees the client close a GET stream and ends it: its connection, and its place among the
+    # MAX_GET_STREAMS, are free again for the next GET, not held until the session ends.
+    monkeypatch.setattr(mcp_http, "MAX_GET_STREAMS", 1)
+    with http_endpoint() as port:
+        first, second = connection(port), connection(port)
+        first_session, second_session = open_session(first), open_session(second)
+        first.request("GET", "/mcp", headers={"Mcp-Session-Id": first_session, "Accept": "text/event-stream"})
+        assert first.getresponse().status == 200  # the stream is open: its head is read, its body never ends
+        first.close()
+
+        def second_opens() -> bool:
+            second.request("GET", "/mcp", headers={"Mcp-Session-Id": second_session, "Accept": "text/event-stream"})
+            reply = second.getresponse()
+            if reply.status == 503:  # not yet: the refusal closes the connection, and the next GET opens another
+                reply.read()
+            return reply.status == 200
+        wait_until(second_opens, "the second session's GET stream")
         second.close()
 
 
