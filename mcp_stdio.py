@@ -1,6 +1,7 @@
 """mcp_stdio: the stdio transport, one message a line; stdout carries the wire and nothing else (course 004, section 4).
 
-   9. stdio    parse (the transport edge, where -32700 is raised), serve_stdio, StdioTransport
+   9. stdio    parse (the transport edge, where -32700 is raised), serve_stdio, StdioTransport; Lines, the
+               one bounded line splitter (the HTTP client reads event streams with it too)
 
 serve_stdio serves any server with mcp_min's seam: handle(message) and drain_outbox(). Where the server has
 more (mcp_full's: on_send, stop_waiting, end_listening), it uses that too: a tool's progress reaches the

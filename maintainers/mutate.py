@@ -13,6 +13,7 @@ out of how many, and the lab's share.
 
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -376,6 +377,9 @@ def main(argv: list) -> int:
     if {"-h", "--help"} & set(argv):
         print(__doc__)
         return 0
+    # A shell starts a background job with SIGINT ignored, and every process the tests start would inherit that:
+    # the tests of Ctrl-C would fail whatever the breakage. Handled here, it is the default again in each child.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     files = {name for name, _, _, _ in BREAKAGES}
     chosen = [int(arg) for arg in argv if arg not in files]
     chosen += [number for number, (name, _, _, _) in enumerate(BREAKAGES, 1) if name in argv]
