@@ -305,15 +305,17 @@ class HttpHandler(http.server.BaseHTTPRequestHandler):
         """The length of the request's body, up to MAX_MESSAGE_BYTES; None, and a refusal sent, if it is framed any
         other way than by one Content-Length."""
         lengths = self.header_values.get("content-length", [])
+        length = lengths[0] if lengths else ""
         if "transfer-encoding" in self.header_values or len(lengths) > 1:
             # Two ways to frame one body could be read two ways: a smuggled request (RFC 9112, section 6.3).
-            return self.refuse(400, "a body is framed by exactly one Content-Length, and no Transfer-Encoding")
-        length = lengths[0] if lengths else ""
-        if not (len(length) <= 10 and length.isascii() and length.isdigit()):  # 1 to 10 decimal digits
-            return self.refuse(411, "Content-Length is required, in decimal digits")
-        if int(length) > MAX_MESSAGE_BYTES:
-            return self.refuse(413, f"the body must be {MAX_MESSAGE_BYTES} bytes at most")
-        return int(length)
+            self.refuse(400, "a body is framed by exactly one Content-Length, and no Transfer-Encoding")
+        elif not (len(length) <= 10 and length.isascii() and length.isdigit()):  # 1 to 10 decimal digits
+            self.refuse(411, "Content-Length is required, in decimal digits")
+        elif int(length) > MAX_MESSAGE_BYTES:
+            self.refuse(413, f"the body must be {MAX_MESSAGE_BYTES} bytes at most")
+        else:
+            return int(length)
+        return None
 
     def read_body(self, length: int) -> bytes | None:
         """The request's body, 100 Continue sent first if the client waits for it; None if it never came whole."""
