@@ -223,7 +223,8 @@ def http_date(second: int) -> str:
 
 def sse_event(data: str, event_id: str | None = None) -> bytes:
     """One event of an event stream (WHATWG, server-sent events): its id, if any, and its data, on one line."""
-    return (f"id: {event_id}\n" if event_id is not None else "").encode() + f"event: message\ndata: {data}\n\n".encode()
+    named = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{named}event: message\ndata: {data}\n\n".encode()
 
 
 class HttpHandler(http.server.BaseHTTPRequestHandler):

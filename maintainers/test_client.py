@@ -385,16 +385,29 @@ def test_a_get_stream_whose_client_goes_gives_its_place_to_the_next(monkeypatch)
         second.close()
 
 
-def test_the_client_waits_the_retry_it_was_told_before_it_reconnects_and_then_gets_its_answer():
+def test_the_client_waits_the_retry_it_was_told_before_it_reconnects_and_then_gets_its_answer(monkeypatch):
     # A server that ends the POST's stream after a priming event (an id, retry: 200, no data), then answers on the GET.
+    # Untold, the client would wait RETRY_CAP_S (10 s, RETRY_MS being longer here): past its timeout, so it would give up.
+    monkeypatch.setattr(mcp_http, "RETRY_MS", 60_000)
     primed = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
               + chunked(b"id: p.1\nretry: 200\ndata: \n\n"))
     resumed = event_stream_answer(b"id: p.2\nevent: message\ndata: " + json.dumps(pong(1)).encode() + b"\n\n")
     with scripted_http(primed, resumed) as (port, opened):
-        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=5)
         started = time.monotonic()
         assert transport.send(request(1, "ping")) == pong(1)
         assert (time.monotonic() - started >= 0.2, len(opened)) == (True, 2)
+
+
+def test_an_empty_event_id_leaves_nothing_to_resume_and_the_stream_is_over():
+    # "id:" with no value resets the last event id (WHATWG, server-sent events): the stream, though it asked for a
+    # retry, names no event a GET could resume after, so it is over (a GET would wait for an answer that never comes).
+    reset = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+             + chunked(b"id: r.1\nretry: 200\ndata: \n\nid:\n\n"))
+    with scripted_http(reset) as (port, _):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        with pytest.raises(ConnectionError, match="HTTP 200: the body held no response to ping"):
+            transport.send(request(1, "ping"))
 
 
 def test_a_stream_that_ends_without_a_retry_or_an_id_is_over_and_says_so():

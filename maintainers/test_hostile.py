@@ -155,25 +155,49 @@ def test_the_number_of_connections_is_bounded_and_the_idlest_makes_room_for_a_ne
                 conn.close()
 
 
+INIT = json.dumps(request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                            "clientInfo": {"name": "crowd", "version": "0"}})).encode()
+PING = json.dumps(request(2, "ping")).encode()
+
+
+def session_of(reply: bytes) -> str:
+    """The Mcp-Session-Id of a raw HTTP response to initialize."""
+    return reply.split(b"Mcp-Session-Id: ")[1].split(b"\r\n")[0].decode()
+
+
 def test_sessions_expire_and_their_number_is_capped(monkeypatch):
     # Three sessions fill the server: a fourth initialize forgets the one unused the longest (its client sees 404),
     # so nobody can lock the others out by opening sessions; once idle longer than SESSION_IDLE_S all are forgotten.
     monkeypatch.setattr(mcp_http, "MAX_SESSIONS", 3)
-    init = request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                     "clientInfo": {"name": "crowd", "version": "0"}})
-    ping = json.dumps(request(2, "ping")).encode()
-
-    def session_of(reply: bytes) -> str:
-        return reply.split(b"Mcp-Session-Id: ")[1].split(b"\r\n")[0].decode()
     with http_endpoint() as port:
-        first, second, third = (session_of(raw(port, post_bytes(json.dumps(init).encode(), {}))) for _ in range(3))
-        assert status_of(raw(port, post_bytes(ping, {"Mcp-Session-Id": first}))) == 200  # first is used again
-        fourth = session_of(raw(port, post_bytes(json.dumps(init).encode(), {})))
-        statuses = [status_of(raw(port, post_bytes(ping, {"Mcp-Session-Id": sid}))) for sid in (first, second, third, fourth)]
+        first, second, third = (session_of(raw(port, post_bytes(INIT, {}))) for _ in range(3))
+        assert status_of(raw(port, post_bytes(PING, {"Mcp-Session-Id": first}))) == 200  # first is used again
+        fourth = session_of(raw(port, post_bytes(INIT, {})))
+        statuses = [status_of(raw(port, post_bytes(PING, {"Mcp-Session-Id": sid}))) for sid in (first, second, third, fourth)]
         assert statuses == [200, 404, 200, 200]  # second, unused the longest, made room
         monkeypatch.setattr(mcp_http, "SESSION_IDLE_S", 0)  # from now on, every open session has been idle too long
-        assert status_of(raw(port, post_bytes(json.dumps(init).encode(), {}))) == 200
-        assert status_of(raw(port, post_bytes(ping, {"Mcp-Session-Id": first}))) == 404
+        assert status_of(raw(port, post_bytes(INIT, {}))) == 200
+        statuses = [status_of(raw(port, post_bytes(PING, {"Mcp-Session-Id": sid}))) for sid in (first, third, fourth)]
+        assert statuses == [404, 404, 404]  # not only the one unused the longest
+
+
+def test_a_session_in_use_outlives_one_left_idle():
+    # Use is what keeps a session: of two opened SESSION_IDLE_S ago, the one used since is kept when the next
+    # initialize forgets the idle one.
+    httpd = mcp_http.http_server(server_demo.make_server, port=0)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    port = httpd.server_address[1]
+    try:
+        used, idle = (session_of(raw(port, post_bytes(INIT, {}))) for _ in range(2))
+        for session in httpd.sessions.values():
+            session.used -= 2 * mcp_http.SESSION_IDLE_S  # both were opened (and last used) two hours ago
+        assert status_of(raw(port, post_bytes(PING, {"Mcp-Session-Id": used}))) == 200
+        newest = session_of(raw(port, post_bytes(INIT, {})))
+        statuses = [status_of(raw(port, post_bytes(PING, {"Mcp-Session-Id": sid}))) for sid in (used, idle, newest)]
+        assert statuses == [200, 404, 200]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 @pytest.mark.parametrize("case, headers, extra, status, error", [

@@ -646,6 +646,33 @@ def test_a_call_stopped_past_the_share_gets_one_answer_the_error_and_the_older_c
 
 
 
+@pytest.mark.parametrize("stream", ["a listen stream", "a session's GET stream"])
+def test_an_open_stream_holds_the_share_first_so_a_long_call_past_it_is_stopped(monkeypatch, stream):
+    # The share is one connection here, and an open stream holds it: each kind counts, so one call running past
+    # LONG_S is already past the share, and is stopped, the busy error its one answer.
+    monkeypatch.setattr(mcp_http, "MAX_LONG", 1)
+    monkeypatch.setattr(mcp_http, "LONG_S", 0.1)
+    server, release, stopped = holding_server()
+    with http_endpoint(server) as port, socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as held:
+        if stream == "a listen stream":
+            listen, headers = stateless(1, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+            held.sendall(post(listen, headers=headers))
+            events_until(held, b"", b"notifications/subscriptions/acknowledged")
+            call, headers = stateless(2, "tools/call", {"name": "hold", "arguments": {}})
+        else:
+            headers = {"Mcp-Session-Id": head_and_body(raw(port, post(initialize_request(1))))[1]["mcp-session-id"]}
+            raw(port, post(notification("notifications/initialized"), headers=headers))
+            held.sendall(f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                         f"Mcp-Session-Id: {headers['Mcp-Session-Id']}\r\n\r\n".encode())
+            events_until(held, b"", b"\r\n\r\n")  # the head: the stream is open
+            call = request(2, "tools/call", {"name": "hold", "arguments": {}})
+        answer = raw(port, post(call, headers=headers))
+        wait_until(lambda: stopped == [2], "the call's tool to see it cancelled")
+        release.set()
+    status, _, body = head_and_body(answer)
+    assert (status, json.loads(body)) == ("HTTP/1.1 503 Service Unavailable", busy(2))
+
+
 def test_a_call_stopped_after_its_stream_was_resumed_gets_the_error_on_the_get_which_goes_on(monkeypatch):
     # In a session the client may take a stream over with GET and Last-Event-ID: the error then ends that GET's
     # stream, as the answer would have, and the GET's connection carries the next request.
