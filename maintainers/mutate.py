@@ -254,7 +254,7 @@ BREAKAGES = [
      "                return 200"),
     ("mcp_http.py", "a stateless request missing a required _meta field is 400",
      "                return 400  # a required _meta field is missing",
-     "                return 200"),
+     "                return 200  # a required _meta field is missing"),
     ("mcp_http.py", "a header sent twice does not repeat the body",
      "            if len(sent) > 1:",
      "            if False:"),
@@ -364,7 +364,12 @@ def survives(number: int, name: str, promise: str, text: str, broken: str) -> st
         source = module.read_text(encoding="utf-8")
         if source.count(text) < 1:
             raise SystemExit(f"breakage {number} ({promise}): its text is no longer in {name}; update the list")
-        module.write_text(source.replace(text, broken, 1), encoding="utf-8")
+        source = source.replace(text, broken, 1)
+        try:
+            compile(source, name, "exec")
+        except SyntaxError as exc:  # every test that imports the file would fail: a catch that proves nothing
+            raise SystemExit(f"breakage {number} ({promise}) is not Python: {exc}; update the list")
+        module.write_text(source, encoding="utf-8")
         tests = TESTS_OF.get(name, TESTS)
         done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
                               cwd=copy, capture_output=True, text=True, timeout=1800)
