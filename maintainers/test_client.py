@@ -303,6 +303,39 @@ def test_a_list_change_made_by_another_session_reaches_an_idle_client_on_its_sta
         idle.close()
 
 
+def test_what_waited_for_a_get_stream_comes_as_soon_as_it_opens():
+    # A change made while a session had no GET stream waits in its outbox: the GET, once open, brings it at once,
+    # not with the session's next request.
+    with http_endpoint(server_demo.make_server()) as port:
+        idle = connection(port)
+        session = open_session(idle)
+        changer = resuming_client(port)
+        changer.call_tool("enable_subtract")
+        idle.request("GET", "/mcp", headers={"Mcp-Session-Id": session, "Accept": "text/event-stream"})
+        stream = idle.getresponse()
+        lines = iter(stream.readline, b"")
+        assert json.loads(next(line for line in lines if line.startswith(b"data: "))[len(b"data: "):]) == notification(
+            "notifications/tools/list_changed")
+        changer.close()
+        idle.close()
+
+
+def test_a_get_stream_another_get_takes_over_ends_whole_and_its_connection_goes_on():
+    # A session has one standing stream: a second GET takes it over, and the first's body ends, whole, so that its
+    # connection can carry the session's next request.
+    with http_endpoint(server_demo.make_server()) as port:
+        first, second = connection(port), connection(port)
+        session = open_session(first)
+        first.request("GET", "/mcp", headers={"Mcp-Session-Id": session, "Accept": "text/event-stream"})
+        taken = first.getresponse()
+        second.request("GET", "/mcp", headers={"Mcp-Session-Id": session, "Accept": "text/event-stream"})
+        assert (taken.status, second.getresponse().status, taken.read()) == (200, 200, b"")
+        status, _, body = exchange(first, request(2, "ping"), {"Mcp-Session-Id": session})
+        assert (status, json.loads(body)) == (200, response(2, {}))
+        first.close()
+        second.close()
+
+
 def test_a_standing_stream_quiet_past_the_clients_timeout_still_carries_a_change(monkeypatch):
     # The timeout bounds a response, not the standing stream: one quiet (keep-alives aside) for longer than the
     # timeout is still read, and hears the change another session makes (it was dropped at the timeout).
