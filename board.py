@@ -67,8 +67,27 @@ RULES = {  # name: (title on the message, the passage it breaks)
     "never-answered": ("never answered", THREE_SHAPES + ": a request demands exactly one reply"),
 }
 
-# The course's table: the five standard codes (000) and the three of 2026-07-28 (004 names -32022).
-COURSE_CODES = (-32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022)
+# The course's codes, by the case each answers, written here from the course's text and never read from the lab's
+# constants (mcp_min's UNKNOWN_TOOL and the like), which a lesson's exercise changes: the board and the report
+# card judge by this one table. Course 000, "The five standard error codes and where each is raised" and its
+# _call_tool lattice; 2026-07-28's three (spec 2026-07-28, Base Protocol; course 004, section 4 names -32022).
+CODES = {
+    "parse error": -32700,  # "the bytes were not valid JSON ... (id is null)"
+    "invalid request": -32600,  # "well-formed JSON but not a valid request object"
+    "wrong jsonrpc": -32600,  # "a message whose jsonrpc field isn't "2.0""
+    "not initialized": -32600,  # "any method call issued before the session is initialized"
+    "method not found": -32601,  # "unknown method"
+    "unknown tool": -32601,  # "and in _call_tool, an unknown tool name"
+    "tool not allowed": -32600,  # "name exists but is not in the per-client allow-list → -32600"
+    "invalid params": -32602,  # "the method exists but the params are wrong"
+    "missing argument": -32602,  # "a missing required tool argument"
+    "missing prompt variable": -32602,  # "and for a missing prompt-template variable"
+    "internal error": -32603,  # "an unhandled exception inside a handler"
+    "header mismatch": -32020,  # 2026-07-28 over HTTP: a header disagrees with the body
+    "missing client capability": -32021,  # 2026-07-28: a request needs a capability the client did not declare
+    "unsupported version": -32022,  # course 004: "a version error (-32022) that lists the versions ..."
+}
+COURSE_CODES = tuple(dict.fromkeys(CODES.values()))  # every code of the table, once, in its order
 LISTS = {"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources",
          "resources/templates/list": "resources"}  # a resources list_changed covers the templates too
 LONG_LIVED = {"subscriptions/listen"}  # a stream that stays open by design: waiting is not a fault
@@ -746,7 +765,8 @@ pre { margin: .4em 0; padding: .5em; max-height: 45vh; overflow: auto; backgroun
 #legend b { font-weight: 600; margin-right: .6em; white-space: nowrap; } #legend .flagged { color: #dc2626; }
 #card ol { padding: 0; margin: 0; } #card li { list-style: none; cursor: pointer; margin: .25em 0; }
 #card .mark { display: inline-block; width: 1.2em; font-weight: 700; } .v-pass .mark { color: #15803d; }
-.v-fail .mark { color: #b91c1c; } .v-na .mark, .v-na { color: #64748b; } #card .why, #card .differs { margin-left: 1.2em; }
+.v-fail .mark { color: #b91c1c; } .v-not_applicable, .v-not_tested, .v-could_not_run { color: #64748b; }
+#card .why, #card .differs { margin-left: 1.2em; }
 #card a { margin-left: .4em; } #card-summary { font-weight: 600; } .decides { background: #fef9c3; }
 </style>
 </head>
@@ -849,11 +869,11 @@ function show(n) {
 function showCard(card) {
   // A report card (report_card.py --board): a row a rule, each linked to the messages that decided it.
   $("card").hidden = false;
-  $("card-eras").textContent = "the server serves " + card.eras;
+  $("card-eras").textContent = card.eras;  // the eras the server serves, or why no session opened
   $("card-summary").textContent = card.summary.join(" · ");
   $("card-rows").replaceChildren();
   for (const rule of card.rules) {
-    const item = el("li", "v-" + (rule.verdict === "n/a" ? "na" : rule.verdict));
+    const item = el("li", "v-" + rule.outcome);  // pass, fail, not_applicable, not_tested, could_not_run
     item.dataset.rule = rule.id;
     item.append(el("span", "mark", rule.mark), el("b", "", rule.id), document.createTextNode(`: ${rule.claim} `),
                 el("span", "cite", rule.passage));

@@ -3,6 +3,7 @@ schemas), served over stdio; the report card's tests hold it to every rule of co
 
     python maintainers/lab_server.py
     python report_card.py --level 000 --not-allowed delete_db --raises 'divide {"x": 1, "y": 0}' \\
+                          --handler-fails 'resources/read {"uri": "lab://unreadable"}' \\
                           --change-tools enable_subtract -- python maintainers/lab_server.py
 """
 
@@ -16,7 +17,8 @@ from mcp_stdio import serve_stdio
 
 TWO_NUMBERS = {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
                "required": ["x", "y"]}
-FLAGS = ["--not-allowed", "delete_db", "--raises", 'divide {"x": 1, "y": 0}', "--change-tools", "enable_subtract"]
+FLAGS = ["--not-allowed", "delete_db", "--raises", 'divide {"x": 1, "y": 0}',
+         "--handler-fails", 'resources/read {"uri": "lab://unreadable"}', "--change-tools", "enable_subtract"]
 
 server = MCPServer("lab", allowed_tools={"add", "divide", "enable_subtract", "subtract"})
 
@@ -33,6 +35,10 @@ def delete_db():
     return "deleted"  # never runs: not in the allow-list
 
 
+def unreadable():
+    raise OSError("the disk is gone")  # a handler's bug, not a tool's: the lab answers -32603 and lives on
+
+
 def enable_subtract():
     server.add_tool("subtract", lambda x, y: x - y, "Subtract y from x.", TWO_NUMBERS, notify=True, replace=True)
     return "subtract is now available"
@@ -42,6 +48,8 @@ server.add_tool("add", add, "Add two numbers.", TWO_NUMBERS)
 server.add_tool("divide", divide, "Divide x by y.", TWO_NUMBERS)
 server.add_tool("delete_db", delete_db, "Delete the database (pretend).")
 server.add_tool("enable_subtract", enable_subtract, "Offer subtract from now on.")
+server.add_resource("lab://readme", "Course 000's lab, on stdio.", name="readme")
+server.add_resource("lab://unreadable", unreadable, name="unreadable")
 
 if __name__ == "__main__":
     serve_stdio(server)

@@ -20,8 +20,9 @@ STATELESS = "2026-07-28"
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 SERVER_INFO = {"name": "naive", "version": "0.1.0"}
 LISTS = {"tools/list", "resources/list", "resources/templates/list", "prompts/list"}
-FLAGS = ["--not-allowed", "delete_db", "--raises", 'divide {"x": 1, "y": 0}', "--change-tools", "enable_subtract",
-         "--change-resources", "add_note", "--change-prompts", "add_greeting"]
+FLAGS = ["--not-allowed", "delete_db", "--raises", 'divide {"x": 1, "y": 0}',
+         "--handler-fails", 'tools/call {"name": []}',  # a list for a name: the dispatch's dict lookup raises
+         "--change-tools", "enable_subtract", "--change-resources", "add_note", "--change-prompts", "add_greeting"]
 
 
 class Refused(Exception):

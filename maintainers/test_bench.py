@@ -1,10 +1,13 @@
 """bench.py runs and prints every row it promises, and docs/performance.md's tables have the same rows (never a timing)."""
 
 import importlib.util
+import os
 import pathlib
 import re
 import subprocess
 import sys
+
+import pytest
 
 import bench
 
@@ -74,3 +77,43 @@ def test_figures_round_to_a_readable_precision():
     # Rates in the thousands, ratios below one: each shown with enough digits to compare.
     assert [bench.figure(v) for v in (12_345.6, 123.4, 12.34, 1.234, 0.1234)] == ["12,346", "123", "12.3", "1.23", "0.12"]
     assert bench.spread([3.0, 1.0, 2.0]) == "2.00 (1.00-3.00)"
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="the check reads the server's socket with Linux's pidfd_getfd")
+def test_nodelay_check_refuses_a_listener_that_leaves_nagle_on(tmp_path):
+    # The bench's HTTP floor sets TCP_NODELAY on what it accepts; the same floor with Nagle left on must be caught.
+    nagle_on = bench.HTTP_FLOOR.replace("disable_nagle_algorithm = True", "disable_nagle_algorithm = False")
+    assert nagle_on != bench.HTTP_FLOOR
+    problems = {}
+    for name, script in (("floor", bench.HTTP_FLOOR), ("nagle_on", nagle_on)):
+        (tmp_path / f"{name}.py").write_text(script)
+        process, port = bench.http_child([sys.executable, str(tmp_path / f"{name}.py")])
+        try:
+            problems[name] = bench.nodelay_problem("floor", process, port)
+        finally:
+            bench.stop(process)
+    assert problems == {"floor": None, "nagle_on": "floor's listener leaves TCP_NODELAY off on the connections it accepts"}
+
+
+def test_refused_rows_say_why_and_carry_no_figure():
+    # A row whose listener lacks TCP_NODELAY is printed with the reason in place of its figures, and its goal too.
+    refusal = bench.Refused("sdk's listener leaves TCP_NODELAY off on the connections it accepts")
+    http = ["HTTP, bare driver", "HTTP, each side's own client"]
+    results = {row: {"mcp_min": [2.0], "floor": [1.0], "sdk": [1.0], "lab": [1.0]} for row, _, _ in bench.ROUND_TRIPS}
+    results |= bench.refused(http, refusal)
+    lines = bench.round_trip_table(results, with_sdk=True)
+    assert lines[-2:] == [
+        "| HTTP, bare driver | JSON bodies | a kept-alive TCP connection to a child process | refused: sdk's listener "
+        "leaves TCP_NODELAY off on the connections it accepts |",
+        "| HTTP, each side's own client | JSON bodies | a kept-alive TCP connection to a child process | refused: sdk's "
+        "listener leaves TCP_NODELAY off on the connections it accepts |",
+    ]
+
+
+def test_a_chunked_event_stream_is_taken_whole_once_its_last_chunk_came():
+    # The SDK as documented answers with an event stream in chunks: joined, and what follows them left for later.
+    event = b'event: message\r\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\r\n\r\n'
+    body = b"10\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (event[:16], len(event) - 16, event[16:])
+    assert [bench.dechunked(body[:cut]) for cut in (2, 30, len(body) - 2)] == [None, None, None]
+    assert bench.dechunked(body + b"HTTP/1.1 202") == (event, b"HTTP/1.1 202")
+    assert bench.message_of({"content-type": "text/event-stream"}, event) == {"jsonrpc": "2.0", "id": 1, "result": {}}

@@ -1,9 +1,12 @@
-"""The report card (issue 30): each rule against servers that keep it and servers that break it; the lab's own
-servers; the official SDK's server; the card as text, as JSON and on the board, in a real browser.
+"""The report card (issues 30, 36): each rule against servers that keep it and servers that break it; the lab's own
+servers; the official SDK's server; servers that never open a session; the five outcomes and the exit statuses;
+the command line; the card as text, as JSON and on the board, in a real browser.
 
 Every card drives a real server command over real pipes. maintainers/naive_servers.py holds a naive base that keeps
 every rule and one mistake a rule; the cards of all the mistakes run side by side (a few cards at a time, each
-card's rules one after the other, as always). No test waits on a clock: each wait is for a line, with a deadline.
+card's rules side by side too). No test waits on a clock: each wait is for a line, with a deadline. The lab's
+servers are judged by the course, whatever the lab's constants say: where a lesson's exercise changed one, the rule
+it decides fails, and the tests expect so (LAB_CHOICES).
 """
 
 import concurrent.futures
@@ -11,6 +14,7 @@ import functools
 import json
 import os
 import pathlib
+import re
 import shlex
 import subprocess
 import sys
@@ -19,6 +23,8 @@ import urllib.request
 
 import pytest
 
+import board
+import mcp_min
 import naive_servers
 import report_card
 from lab_server import FLAGS as LAB_FLAGS
@@ -34,6 +40,9 @@ DEMO = [PYTHON, str(HERE / "server_demo.py")]
 DEMO_FLAGS = ["--not-allowed", "delete_db", "--raises", 'count_lessons {"course": "postgres"}',
               "--change-tools", "enable_subtract"]
 TINY = [PYTHON, str(HERE / "lessons" / "tiny_mcp.py")]
+TINY_FLAGS = ["--raises", 'count_lessons {"course": "postgres"}', "--handler-fails", 'tools/call {"name": []}',
+              "--not-offered", "allow-list"]
+LAB = [PYTHON, str(HERE / "maintainers" / "lab_server.py")]
 CARD_TIMEOUT = 600  # seconds a whole card may take in a test: a bound on a bug, never reached by a slow machine
 
 RULE_IDS = ["notification-no-response", "null-id-is-a-request", "response-shape", "parse-error", "invalid-request",
@@ -74,14 +83,29 @@ PASSAGES = {  # the passage each rule comes from, as the card prints it
 }
 
 
+LAB_CHOICES = {  # a rule decided by a code the lab chooses: (mcp_min's constant, the case in the course's table)
+    "unknown-tool": ("UNKNOWN_TOOL", "unknown tool"),
+    "tool-not-allowed": ("TOOL_NOT_ALLOWED", "tool not allowed"),
+    "handshake-gate": ("NOT_INITIALIZED", "not initialized"),
+}
+
+
 def card_of(command: list, *flags: str) -> dict:
     """The card (as JSON) of a server command, judged in this process with the flags given."""
     return report_card.judge([*flags, "--", *command])[0]
 
 
-def verdicts(card: dict) -> dict:
-    """Each rule's verdict, by its id."""
-    return {row["id"]: row["verdict"] for row in card["rules"]}
+def outcomes(card: dict) -> dict:
+    """Each rule's outcome, by its id."""
+    return {row["id"]: row["outcome"] for row in card["rules"]}
+
+
+def as_the_lab_chooses(expected: dict) -> dict:
+    """The outcomes expected of a server built on the lab, where a rule the lab decides with a constant of its own
+    holds only while that constant is the course's code: a lesson's exercise may change it, the course does not."""
+    changed = {rule for rule, (constant, case) in LAB_CHOICES.items()
+               if getattr(mcp_min, constant) != board.CODES[case]}
+    return {rule: "fail" if rule in changed and outcome == "pass" else outcome for rule, outcome in expected.items()}
 
 
 def run_card(*args: str) -> subprocess.CompletedProcess:
@@ -111,15 +135,16 @@ def test_the_rules_come_in_the_courses_order_under_fixed_ids():
 def test_the_naive_base_keeps_every_rule():
     # The base, with every flag: nothing broken, nothing left unjudged.
     card = card_of(NAIVE, *naive_servers.FLAGS)
-    assert verdicts(card) == {id: "pass" for id in RULE_IDS}
+    assert outcomes(card) == {id: "pass" for id in RULE_IDS}
     assert report_card.summary_lines(card) == ["course 000: 18/18 rules hold", "course 002: 4/4 rules hold",
                                                "course 004: 5/5 rules hold", "stdio: 2/2 rules hold"]
+    assert card["exit_status"] == 0
 
 
 def test_each_naive_mistake_breaks_exactly_its_own_rule_with_its_passage():
     # One ✗ a mistake, on its rule, citing its passage; nothing else judged differently from the base.
-    found = {name: ([(row["id"], row["passage"]) for row in card["rules"] if row["verdict"] == "fail"],
-                    [row["id"] for row in card["rules"] if row["verdict"] == "n/a"])
+    found = {name: ([(row["id"], row["passage"]) for row in card["rules"] if row["outcome"] == "fail"],
+                    [row["id"] for row in card["rules"] if row["outcome"] not in ("pass", "fail")])
              for name, card in cards_of_mistakes().items()}
     expected = {name: ([(rule, PASSAGES[rule])], []) for name, (_, rule) in naive_servers.MISTAKES.items()}
     expected["undeclared-prompts"] = ([("flat-methods", PASSAGES["flat-methods"])], ["prompt-variables"])
@@ -130,7 +155,7 @@ def test_what_the_card_says_of_a_hang_a_crash_and_a_stray_print():
     # A server that hangs on one rule fails it after the time limit and gets the rest of its card; a crash is
     # told by its exit status and last words; a stray print() is charged to the stdout rule alone.
     cards = cards_of_mistakes()
-    row = {name: next(row for row in cards[name]["rules"] if row["verdict"] == "fail")
+    row = {name: next(row for row in cards[name]["rules"] if row["outcome"] == "fail")
            for name in ("holds-requests-until-initialized", "crashes-on-handler-bug", "print-on-stdout")}
     assert {name: (found["text"], [item["line"] for item in found["exchange"]]) for name, found in row.items()} == {
         "holds-requests-until-initialized": (
@@ -142,49 +167,87 @@ def test_what_the_card_says_of_a_hang_a_crash_and_a_stray_print():
         "crashes-on-handler-bug": (
             "no response to tools/call: the server exited (status 1); its stderr ends: TypeError: unhashable type: "
             "'list'",
-            ['{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": ["not", "a", "name"], '
-             '"arguments": "not an object"}}']),
+            ['{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": []}}']),
         "print-on-stdout": (
-            "16 lines on stdout that are not a JSON-RPC message, in the sessions of 12 rules, the first in "
-            "internal-error's",
-            ["calling ['not', 'a', 'name']", "calling ['not', 'a', 'name']", "calling report_card_no_such_tool"]),
+            "17 lines on stdout that are not a JSON-RPC message, in 12 sessions, the first in internal-error's",
+            ["calling []", "calling ['not', 'a', 'name']", "calling report_card_no_such_tool"]),
     }
+    assert [row[name]["reason"] for name in row] == [{"code": "no_response", "why": "timeout"},
+                                                     {"code": "no_response", "why": "ended"},
+                                                     {"code": "not_a_message"}]
 
 
 # ---------------------------------------------------------------------------------------------------
 # The lab's servers: every rule that applies holds
 # ---------------------------------------------------------------------------------------------------
 
-def test_the_demo_server_keeps_every_rule_that_applies():
-    # server_demo.py: all ✓; only the resource and prompt list changes, which it has no way to trigger, are n/a.
+def test_the_demo_server_keeps_every_rule_it_is_tested_on():
+    # server_demo.py: all ✓ but what nothing from outside can provoke: no handler of its fails (internal-error),
+    # and no tool of its changes the resources or the prompts, which it declares may change.
     card = card_of(DEMO, *DEMO_FLAGS)
-    assert verdicts(card) == {id: "n/a" if id in ("resources-list-changed", "prompts-list-changed") else "pass"
-                              for id in RULE_IDS}
+    untested = {"internal-error", "resources-list-changed", "prompts-list-changed"}
+    assert outcomes(card) == as_the_lab_chooses({id: "not_tested" if id in untested else "pass" for id in RULE_IDS})
+    assert card["untested_flags"] == ["--handler-fails", "--change-resources", "--change-prompts"]
     assert card["eras_text"] == ("the handshake (initialize agreed 2025-06-18); 2026-07-28 (server/discover lists "
                                  "2026-07-28, 2025-11-25, 2025-06-18)")
 
 
 def test_tiny_mcp_keeps_every_rule_that_applies():
-    # Course 004's hand-written server speaks only 2026-07-28: the handshake's rules and the list changes are n/a.
-    card = card_of(TINY, "--raises", 'count_lessons {"course": "postgres"}')
-    no_handshake = "not applicable: the server serves no handshake: initialize was answered error -32022 " \
-                   "Unsupported protocol version"
-    listen = "not applicable: a 2026-07-28 server tells list changes only on a subscriptions/listen stream"
-    assert {row["id"]: row["text"] for row in card["rules"] if row["verdict"] != "pass"} == {
-        "handshake-gate": no_handshake, "version-negotiation": no_handshake,
-        "tool-not-allowed": "not applicable: needs --not-allowed TOOL: a tool that exists but that this session may "
-                            "not call",
-        "tools-list-changed": listen, "resources-list-changed": listen, "prompts-list-changed": listen,
-        "resources-by-uri": "not applicable: the server declares no resources",
-        "prompt-variables": "not applicable: the server declares no prompts",
+    # Course 004's hand-written server speaks only 2026-07-28: the handshake's rules and the list changes do not
+    # apply; it has no allow-list, and says so with --not-offered.
+    card = card_of(TINY, *TINY_FLAGS)
+    no_handshake = "the server serves no handshake: initialize was answered error -32022 Unsupported protocol version"
+    listen = "a 2026-07-28 server tells list changes only on a subscriptions/listen stream"
+    assert {row["id"]: (row["outcome"], row["text"]) for row in card["rules"] if row["outcome"] != "pass"} == {
+        "handshake-gate": ("not_applicable", no_handshake), "version-negotiation": ("not_applicable", no_handshake),
+        "tool-not-allowed": ("not_applicable", "--not-offered allow-list: the server has none"),
+        "tools-list-changed": ("not_applicable", listen), "resources-list-changed": ("not_applicable", listen),
+        "prompts-list-changed": ("not_applicable", listen),
+        "resources-by-uri": ("not_applicable", "the server declares no resources"),
+        "prompt-variables": ("not_applicable", "the server declares no prompts"),
     }
+    assert {row["id"]: row["reason"] for row in card["rules"] if row["outcome"] != "pass"} == {
+        "handshake-gate": {"code": "era_not_served", "era": "handshake"},
+        "version-negotiation": {"code": "era_not_served", "era": "handshake"},
+        "tool-not-allowed": {"code": "not_offered", "feature": "allow-list"},
+        "tools-list-changed": {"code": "listen_stream"}, "resources-list-changed": {"code": "listen_stream"},
+        "prompts-list-changed": {"code": "listen_stream"},
+        "resources-by-uri": {"code": "not_declared", "capability": "resources"},
+        "prompt-variables": {"code": "not_declared", "capability": "prompts"},
+    }
+    assert card["exit_status"] == 0
 
 
 def test_the_lab_server_keeps_every_rule_of_course_000():
     # An mcp_min.MCPServer with course 000's add_tool registrations, on stdio: 18 of 18, and the exit status says so.
-    done = run_card("--level", "000", *LAB_FLAGS, "--", PYTHON, str(HERE / "maintainers" / "lab_server.py"))
-    assert (done.returncode, done.stdout.splitlines()[-3:]) == (
-        0, ["", "course 000: 18/18 rules hold", "stdio: 2/2 rules hold"]), done.stdout
+    done = run_card("--level", "000", *LAB_FLAGS, "--", *LAB)
+    broken = [rule for rule, outcome in as_the_lab_chooses(dict.fromkeys(LAB_CHOICES, "pass")).items()
+              if outcome == "fail"]
+    assert (done.returncode, done.stdout.splitlines()[-4:]) == (
+        1 if broken else 0, ["", f"course 000: {18 - len(broken)}/18 rules hold", "stdio: 2/2 rules hold",
+                             "exit status 1: a rule fails" if broken else
+                             "exit status 0: every rule of the level was tested and holds (or does not apply)"]), \
+        done.stdout
+
+
+GOOD = {  # a server that keeps every rule: (its command, the flags that test every rule, the level, the flags that
+    # would test what is not tested without them)
+    "naive": (NAIVE, naive_servers.FLAGS, "004", ["--handler-fails", "--not-allowed", "--raises", "--change-tools",
+                                                  "--change-resources", "--change-prompts"]),
+    "lab": (LAB, LAB_FLAGS, "000", ["--handler-fails", "--not-allowed", "--raises", "--change-tools"]),
+    "tiny": (TINY, TINY_FLAGS, "004", ["--handler-fails", "--not-allowed", "--raises"]),
+}
+
+
+def test_each_good_server_exits_0_with_the_flags_that_test_every_rule_and_3_without_naming_them():
+    # Without its flags, a good server is not failed: it is not tested, and the card names each flag that would test.
+    found = {name: [(card["exit_status"], card["untested_flags"]) for card in (
+        card_of(command, "--level", level, *flags), card_of(command, "--level", level))]
+        for name, (command, flags, level, _) in GOOD.items()}
+    expected = {name: [(0, []), (3, untested)] for name, (_, _, _, untested) in GOOD.items()}
+    if "fail" in as_the_lab_chooses(dict.fromkeys(LAB_CHOICES, "pass")).values():  # a lesson changed the lab's codes
+        expected["lab"] = [(1, []), (1, GOOD["lab"][3])]
+    assert found == expected
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -241,7 +304,8 @@ if __name__ == "__main__":
 
 def test_the_sdk_servers_card_shows_where_it_and_the_course_differ(tmp_path):
     # The SDK's server: silent on bad input, isError where the course has codes, prompts answered with code 0;
-    # by the spec it keeps the gate, but not -32602 for an unknown tool or a missing argument.
+    # by the spec it keeps the gate, but not -32602 for an unknown tool or a missing argument. No flag says how a
+    # handler of its fails, nor what it refuses; it declares no resource or prompt list changes.
     pytest.importorskip("mcp.server.mcpserver", reason="the official SDK (mcp==2.3.0) is not installed")
     (tmp_path / "sdk_server.py").write_text(SDK_SERVER, encoding="utf-8")
     # Its processes take a second each to start: three rules at a time, and time enough on a loaded machine.
@@ -249,10 +313,11 @@ def test_the_sdk_servers_card_shows_where_it_and_the_course_differ(tmp_path):
                    "--change-tools", "enable_subtract", "--jobs", "3", "--timeout", "30")
     broken = {"null-id-is-a-request", "parse-error", "invalid-request", "handshake-gate", "unknown-tool",
               "missing-argument", "tools-list-changed", "prompt-variables"}
-    unjudged = {"tool-not-allowed", "resources-list-changed", "prompts-list-changed"}
-    assert verdicts(card) == {id: "fail" if id in broken else "n/a" if id in unjudged else "pass" for id in RULE_IDS}
-    assert {row["id"]: (row["differs"]["course"]["verdict"], row["differs"]["spec"]["verdict"])
-            for row in card["rules"] if row["differs"] and row["verdict"] != "n/a"} == {
+    unjudged = {"internal-error": "not_tested", "tool-not-allowed": "not_tested",
+                "resources-list-changed": "not_applicable", "prompts-list-changed": "not_applicable"}
+    assert outcomes(card) == {id: "fail" if id in broken else unjudged.get(id, "pass") for id in RULE_IDS}
+    assert {row["id"]: (row["differs"]["course"]["outcome"], row["differs"]["spec"]["outcome"])
+            for row in card["rules"] if row["differs"]} == {
         "handshake-gate": ("fail", "pass"), "unknown-tool": ("fail", "fail"), "missing-argument": ("fail", "fail")}
     assert {row["id"]: row["text"] for row in card["rules"] if row["id"] in (
             "handshake-gate", "unknown-tool", "prompt-variables", "tools-list-changed")} == {
@@ -264,9 +329,10 @@ def test_the_sdk_servers_card_shows_where_it_and_the_course_differ(tmp_path):
         "tools-list-changed": "the capabilities declare tools.listChanged false, not true, yet "
                               "notifications/tools/list_changed comes: a client that reads them never listens for it",
     }
-    assert report_card.summary_lines(card) == ["course 000: 10/17 rules hold (1 not applicable)",
+    assert report_card.summary_lines(card) == ["course 000: 9/18 rules hold (2 not tested)",
                                                "course 002: 1/2 rules hold (2 not applicable)",
                                                "course 004: 5/5 rules hold", "stdio: 2/2 rules hold"]
+    assert (card["exit_status"], card["untested_flags"]) == (1, ["--handler-fails", "--not-allowed"])
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -286,8 +352,8 @@ report card: COMMAND
 the server serves the handshake (initialize agreed 2025-06-18); 2026-07-28 (server/discover lists 2026-07-28,
   2025-11-25, 2025-06-18)
 judged by the course; where the lab and the spec differ, both verdicts are shown (--spec judges by the spec)
-flags: --not-allowed delete_db --raises 'divide {"x": 1, "y": 0}' --change-tools enable_subtract --change-resources
-  add_note --change-prompts add_greeting
+flags: --not-allowed delete_db --raises 'divide {"x": 1, "y": 0}' --handler-fails 'tools/call {"name": []}'
+  --change-tools enable_subtract --change-resources add_note --change-prompts add_greeting
 
 course 000
   ✗ notification-no-response: a notification gets no response
@@ -379,18 +445,21 @@ course 000: 17/18 rules hold
 course 002: 4/4 rules hold
 course 004: 5/5 rules hold
 stdio: 2/2 rules hold
+exit status 1: a rule fails
 """
 
 
 def test_the_json_card_keeps_its_shape():
-    # --json: the same card for a grading script; the failing row whole.
+    # --json: the same card for a grading script, its schema versioned; the failing row whole.
     done = run_card("--json", "--only", "notification-no-response,unknown-tool", "--", *NAIVE,
                     "answers-notifications")
     card = json.loads(done.stdout)
-    assert (done.returncode, list(card)) == (1, ["command", "standard", "levels", "eras", "eras_text", "flags",
-                                                 "rules", "summary", "holds"])
-    assert (card["command"], card["standard"], card["levels"], card["flags"], card["holds"]) == (
-        NAIVE + ["answers-notifications"], "course", ["000", "002", "004"], [], False)
+    assert (done.returncode, list(card)) == (1, ["schema_version", "command", "standard", "levels", "flags",
+                                                 "not_offered", "eras", "eras_text", "diagnosis", "rules", "summary",
+                                                 "untested_flags", "exit_status"])
+    assert [card[key] for key in ("schema_version", "command", "standard", "levels", "flags", "not_offered",
+                                  "diagnosis", "untested_flags", "exit_status")] == [
+        1, NAIVE + ["answers-notifications"], "course", ["000", "002", "004"], [], [], None, [], 1]
     assert card["eras"] == {"handshake": {"version": "2025-06-18"},
                             "stateless": {"versions": ["2026-07-28", "2025-11-25", "2025-06-18"]}}
     assert card["rules"][0] == {
@@ -398,7 +467,7 @@ def test_the_json_card_keeps_its_shape():
         "passage": 'course 000, "Three message shapes"',
         "quote": "Notification — a request shape with no id key at all. Fire-and-forget: the receiver must not "
                  "reply.",
-        "verdict": "fail", "text": "the server answered a notification (a result)",
+        "outcome": "fail", "reason": {"code": "wrong_answer"}, "text": "the server answered a notification (a result)",
         "exchange": [{"dir": "→", "line": '{"jsonrpc": "2.0", "method": "notifications/initialized"}'},
                      {"dir": "→", "line": '{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": '
                                           '{"requestId": "report-card:never-sent"}}'},
@@ -406,19 +475,20 @@ def test_the_json_card_keeps_its_shape():
         "judged_by": "course", "differs": None}
     assert card["rules"][1]["differs"] == {
         "course": {"expects": "-32601", "claim": "an unknown tool is answered -32601", "passage": LATTICE,
-                   "verdict": "pass", "text": ""},
+                   "outcome": "pass", "text": ""},
         "spec": {"expects": "-32602", "claim": "an unknown tool is answered -32602",
                  "passage": 'spec 2025-06-18, server/tools, "Error Handling": an unknown tool is a protocol error, '
                             "-32602 in its example",
-                 "verdict": "fail", "text": "the unknown tool was answered error -32601 unknown tool: "
+                 "outcome": "fail", "text": "the unknown tool was answered error -32601 unknown tool: "
                                             "report_card_no_such_tool, not -32602"}}
-    assert card["summary"] == {"000": {"hold": 1, "rules": 2, "not_applicable": 0}}
+    assert card["summary"] == {"000": {"pass": 1, "fail": 1, "not_applicable": 0, "not_tested": 0,
+                                       "could_not_run": 0}}
 
 
 def test_spec_judges_where_the_lab_and_the_spec_differ_by_the_spec():
     # The base keeps the course; by the spec, its gate and its unknown-tool code are wrong, and say where.
     card = card_of(NAIVE, "--spec", *naive_servers.FLAGS)
-    assert [(row["id"], row["claim"], row["passage"]) for row in card["rules"] if row["verdict"] == "fail"] == [
+    assert [(row["id"], row["claim"], row["passage"]) for row in card["rules"] if row["outcome"] == "fail"] == [
         ("handshake-gate", "nothing is served before initialize; after its response, requests are",
          report_card.GATE_SPEC),
         ("unknown-tool", "an unknown tool is answered -32602",
@@ -426,48 +496,282 @@ def test_spec_judges_where_the_lab_and_the_spec_differ_by_the_spec():
     assert all(row["judged_by"] == "spec" for row in card["rules"])
 
 
-def test_without_its_flag_a_rule_is_not_applicable_and_says_which_flag():
-    # What only the server's author knows comes from a flag; without it the rule is n/a, and names it.
+def test_without_its_flag_a_rule_is_not_tested_and_names_the_flag():
+    # What only the server's author knows comes from a flag; without it the rule is not tested (not passed), and
+    # its row names the flag; the card's exit status is 3.
     card = card_of(NAIVE)
-    assert {row["id"]: row["text"] for row in card["rules"] if row["verdict"] == "n/a"} == {
-        "tool-not-allowed": "not applicable: needs --not-allowed TOOL: a tool that exists but that this session may "
-                            "not call",
-        "tool-error-is-result": "not applicable: needs --raises 'TOOL {arguments}': a call of a tool that raises",
-        "tools-list-changed": "not applicable: needs --change-tools 'TOOL {arguments}': a call that changes the tool "
-                              "list",
-        "resources-list-changed": "not applicable: needs --change-resources 'TOOL {arguments}': a call that changes "
-                                  "the resource list",
-        "prompts-list-changed": "not applicable: needs --change-prompts 'TOOL {arguments}': a call that changes the "
-                                "prompt list",
+    assert {row["id"]: (row["text"], row["reason"]) for row in card["rules"] if row["outcome"] == "not_tested"} == {
+        "internal-error": ("--handler-fails 'METHOD {params}' would test it (a request one of the server's handlers "
+                           "fails on: a bug, not a tool's own exception)",
+                           {"code": "needs_flag", "flag": "--handler-fails"}),
+        "tool-not-allowed": ("--not-allowed TOOL would test it (a tool that exists but that this session may not "
+                             "call)", {"code": "needs_flag", "flag": "--not-allowed"}),
+        "tool-error-is-result": ("--raises 'TOOL {arguments}' would test it (a call of a tool that raises)",
+                                 {"code": "needs_flag", "flag": "--raises"}),
+        "tools-list-changed": ("--change-tools 'TOOL {arguments}' would test it (a call that changes the tool list)",
+                               {"code": "needs_flag", "flag": "--change-tools"}),
+        "resources-list-changed": ("--change-resources 'TOOL {arguments}' would test it (a call that changes the "
+                                   "resource list)", {"code": "needs_flag", "flag": "--change-resources"}),
+        "prompts-list-changed": ("--change-prompts 'TOOL {arguments}' would test it (a call that changes the prompt "
+                                 "list)", {"code": "needs_flag", "flag": "--change-prompts"}),
     }
-    assert card["holds"] is True
+    assert card["exit_status"] == 3
 
 
-def test_the_exit_status_says_whether_every_rule_of_the_level_holds():
-    # A 2026-07-28 mistake fails level 004 (the default) and not level 002; a rule chosen with --only decides alone.
+def test_a_feature_the_server_lacks_is_not_applicable_as_its_capabilities_or_not_offered_say():
+    # --not-offered says what only the author knows is absent; a capability that promises no list change says so
+    # itself, and then the card needs no flag.
+    card = card_of(NAIVE, "--not-offered", "allow-list,tool-list-changes", "--only",
+                   "tool-not-allowed,tools-list-changed,resources-list-changed")
+    assert {row["id"]: (row["outcome"], row["text"]) for row in card["rules"]} == {
+        "tool-not-allowed": ("not_applicable", "--not-offered allow-list: the server has none"),
+        "tools-list-changed": ("not_applicable", "--not-offered tool-list-changes: the server has none"),
+        "resources-list-changed": ("not_tested", "--change-resources 'TOOL {arguments}' would test it (a call that "
+                                                 "changes the resource list)")}
+    card = card_of(NAIVE + ["undeclared-prompts"], "--only", "prompts-list-changed")
+    assert [(row["outcome"], row["text"], row["reason"]) for row in card["rules"]] == [
+        ("not_applicable", "the server declares no prompts.listChanged",
+         {"code": "not_declared", "capability": "prompts.listChanged"})]
+
+
+def test_the_exit_status_says_whether_every_rule_of_the_level_was_tested_and_holds():
+    # A 2026-07-28 mistake fails level 004 (the default); at level 002 nothing fails, but without flags some rules
+    # are not tested (3); a rule chosen with --only decides alone.
     server = ["--", *NAIVE, "no-cache-hints"]
     assert [run_card(*args, *server).returncode for args in (
-        [], ["--level", "002"], ["--only", "cache-hints"], ["--only", "parse-error"])] == [1, 0, 1, 0]
+        [], ["--level", "002"], ["--only", "cache-hints"], ["--only", "parse-error"])] == [1, 3, 1, 0]
 
 
-USAGE_TABLE = [  # (the arguments, the exit status, the first line on stderr)
-    ([], 2, "report_card: no server command"),
-    (["--level", "003", "--", "x"], 2, "report_card: --level is 000, 002 or 004, not '003'"),
-    (["--board", "--jobs", "2", "--", "x"], 2, "report_card: --jobs takes how many rules run at a time (1 with "
-                                                "--board, which draws one session at a time), not '2'"),
-    (["--only", "nosuch", "--", "x"], 2, "report_card: no rule nosuch; python report_card.py --rules lists them"),
-    (["--raises", "boom {", "--", "x"], 2, "report_card: --raises takes 'TOOL {arguments}', not 'boom {' (Expecting "
-                                           "property name enclosed in double quotes: line 1 column 2 (char 1))"),
-    (["--", "report-card-no-such-command"], 2, "report_card: cannot start 'report-card-no-such-command': No such file "
-                                               "or directory"),
+EXIT_TABLE = [  # (the outcomes of a card's rules, its exit status): could not run, then a failure, then untested
+    ({"pass"}, 0),
+    ({"pass", "not_applicable"}, 0),
+    ({"pass", "not_tested"}, 3),
+    ({"pass", "fail", "not_tested"}, 1),
+    ({"pass", "fail", "could_not_run"}, 4),
+    ({"not_tested", "could_not_run"}, 4),
+    (set(), 0),
 ]
 
 
-def test_a_mistake_on_the_command_line_says_what_it_is():
-    # Each mistake: exit status 2 and one line saying what is wrong.
+def test_the_exit_statuses_take_precedence_in_their_documented_order():
+    # 4 before 1 before 3 before 0 (2 is the command line's, before any rule runs).
+    assert [report_card.exit_status(found) for found, _ in EXIT_TABLE] == [status for _, status in EXIT_TABLE]
+    assert list(report_card.EXIT_STATUSES) == [2, 4, 1, 3, 0]
+
+
+# ---------------------------------------------------------------------------------------------------
+# No session: one diagnosis, within one time limit; stdio's rules keep their verdicts
+# ---------------------------------------------------------------------------------------------------
+
+ID_AS_STRING = r"""
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    result = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}
+    print(json.dumps({"jsonrpc": "2.0", "id": str(message["id"]), "result": result}), flush=True)
+"""
+NO_SESSION = [  # (the server, its time limit, the diagnosis's code and words, what stdio's rules say)
+    (["cat"], "5", "echo", "the server wrote back the initialize request it was sent, unanswered",
+     {"stdout-only-json": "pass", "exit-on-eof": "pass"}),
+    ([PYTHON, "-c", "print(1)"], "5", "not_a_message",
+     "the server wrote 1: JSON, but no JSON-RPC message; then the server exited (status 0)",
+     {"stdout-only-json": "fail", "exit-on-eof": "pass"}),
+    (["sleep", "1000"], "2", "silent", "no response to initialize: none came within 2 s",
+     {"stdout-only-json": "pass", "exit-on-eof": "fail"}),
+    ([PYTHON, "-c", ID_AS_STRING], "5", "id_type",
+     'the answer to initialize came with id "1", where the request\'s id is 1: the same number, another JSON type',
+     {"stdout-only-json": "pass", "exit-on-eof": "pass"}),
+    ([PYTHON, "-c", "import nosuchmodule"], "5", "exited",
+     "no response to initialize: the server exited (status 1); its stderr ends: ModuleNotFoundError: No module named "
+     "'nosuchmodule'", {"stdout-only-json": "pass", "exit-on-eof": "pass"}),
+]
+
+
+def test_a_server_that_opens_no_session_gets_one_diagnosis_in_three_processes():
+    # Three first processes, side by side, each waiting one time limit at most: then one diagnosis, stdio's rules
+    # judged without a session, every other rule "could not run", and exit status 4.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(NO_SESSION)) as pool:
+        judged = list(pool.map(lambda row: report_card.judge(["--timeout", row[1], "--", *row[0]]), NO_SESSION))
+    found = [((card["diagnosis"]["code"], card["diagnosis"]["text"]),
+              {row["id"]: row["outcome"] for row in card["rules"] if row["level"] == "stdio"},
+              {row["outcome"] for row in card["rules"] if row["level"] != "stdio"}, card["exit_status"],
+              sum(entry["dir"] == "session" for entry in kept.tape)) for card, kept in judged]
+    assert found == [((code, words), stdio, {"could_not_run"}, 4, 3) for _, _, code, words, stdio in NO_SESSION]
+    assert {row["reason"]["diagnosis"] for card, _ in judged for row in card["rules"]
+            if row["outcome"] == "could_not_run"} == {code for _, _, code, _, _ in NO_SESSION}
+
+
+def test_the_card_of_a_server_that_echoes_reads_whole():
+    # cat as the server: the card's own lines come back; it takes none of them for an answer.
+    done = run_card("--timeout", "5", "--", "cat")
+    assert done.returncode == 4
+    assert done.stdout == ECHO_CARD
+
+
+ECHO_CARD = """\
+report card: cat
+no session opened: the server wrote back the initialize request it was sent, unanswered
+      → {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities…
+      ← {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities…
+      to fix: answer each request with a response that carries its id and a result or an error: a command that copies
+        its input back, as cat does, is no server
+
+stdio
+  ✓ stdout-only-json: nothing but JSON-RPC messages on the server's stdout, in any rule's session
+      spec 2025-06-18, Transports, "stdio"
+  ✓ exit-on-eof: the server exits when its stdin ends
+      course 004, section 4
+
+! could not run (no session opened): notification-no-response, null-id-is-a-request, response-shape, parse-error,
+  invalid-request, method-not-found, internal-error, no-traceback, handshake-gate, version-negotiation,
+  capabilities-objects, flat-methods, unknown-tool, tool-not-allowed, missing-argument, tool-error-is-result,
+  tools-list-changed, survives-bad-input, resources-by-uri, prompt-variables, resources-list-changed,
+  prompts-list-changed, server-discover, meta, result-type, cache-hints, unsupported-version
+
+course 000: 0/18 rules hold (18 could not run)
+course 002: 0/4 rules hold (4 could not run)
+course 004: 0/5 rules hold (5 could not run)
+stdio: 2/2 rules hold
+exit status 4: the server could not be run, no session opened, or a rule could not run
+"""
+
+
+def test_a_command_that_cannot_start_could_not_run_and_says_why():
+    # Not a mistake on the card's command line: the server could not be run (4), every rule with it.
+    done = run_card("--json", "--", "report-card-no-such-command")
+    card = json.loads(done.stdout)
+    assert (done.returncode, card["diagnosis"]["code"], card["diagnosis"]["text"]) == (
+        4, "cannot_start", "the command cannot be started: No such file or directory")
+    assert {row["outcome"] for row in card["rules"]} == {"could_not_run"}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bounded: deadlines for a rule and for the card; no process left behind
+# ---------------------------------------------------------------------------------------------------
+
+def test_a_rule_ends_at_its_deadline_and_the_card_at_its_own():
+    # A server that holds a request: the rule's deadline ends the wait (a failure, said so) before --timeout does;
+    # the card's deadline ends the card (the rule cut short could not run, nor could the rules after it).
+    holds = NAIVE + ["holds-requests-until-initialized"]
+    card = card_of(holds, "--timeout", "600", "--rule-deadline", "8", "--only", "handshake-gate")
+    assert [(row["outcome"], row["reason"], row["text"]) for row in card["rules"]] == [
+        ("fail", {"code": "no_response", "why": "deadline"},
+         "between the initialize response and notifications/initialized, no response to tools/list: the rule's "
+         "deadline (8 s) passed first")]
+    card = card_of(holds, "--timeout", "600", "--deadline", "8", "--jobs", "1", "--only",
+                   "parse-error,handshake-gate,survives-bad-input")
+    assert [(row["outcome"], row["reason"]) for row in card["rules"]] == [
+        ("pass", None), ("could_not_run", {"code": "card_deadline"}), ("could_not_run", {"code": "card_deadline"})]
+    assert card["exit_status"] == 4
+
+
+LEAVES_A_CHILD = r"""
+import signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)  # only the process group's SIGKILL ends it
+child = subprocess.Popen(["sleep", "1000"])
+with open(sys.argv[1], "a") as pids:
+    pids.write(f"{child.pid}\n")
+sys.stdin.read()  # never answers; at the end of its input it goes on, its child too
+time.sleep(1000)
+"""
+
+
+def alive(pid: int) -> bool:
+    """Whether a process runs (a zombie, ended and not yet reaped by its new parent, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not pathlib.Path("/proc/self/stat").exists() or os.name != "posix",
+                    reason="process groups and /proc are Linux's")
+def test_no_process_is_left_behind_not_even_a_child_that_ignores_sigterm(tmp_path):
+    # Each server process starts a child and ignores SIGTERM: its whole group is killed, children and all.
+    pids = tmp_path / "pids"
+    card = card_of([PYTHON, "-c", LEAVES_A_CHILD, str(pids)], "--timeout", "5")
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert (card["exit_status"], len(started), [pid for pid in started if alive(pid)]) == (4, 3, [])
+
+
+# ---------------------------------------------------------------------------------------------------
+# The course's codes are the card's own
+# ---------------------------------------------------------------------------------------------------
+
+def test_the_card_judges_by_the_courses_codes_whatever_the_labs_constants_say():
+    # A lesson's exercise turns the lab's unknown-tool code into the spec's: the card still expects the course's.
+    patched = ("import sys, mcp_min; mcp_min.UNKNOWN_TOOL = mcp_min.TOOL_NOT_ALLOWED = mcp_min.NOT_INITIALIZED = "
+               "-32602; import report_card; sys.exit(report_card.main(sys.argv[1:]))")
+    done = subprocess.run([PYTHON, "-c", patched, "--only", "unknown-tool,tool-not-allowed,handshake-gate",
+                           *naive_servers.FLAGS, "--", *NAIVE], capture_output=True, text=True, cwd=HERE,
+                          timeout=CARD_TIMEOUT)
+    assert (done.returncode, done.stdout.splitlines()[-2]) == (0, "course 000: 3/3 rules hold"), done.stdout
+
+
+def test_the_board_and_the_card_read_one_table_of_codes():
+    # The board's codes are the table's, each once; the card's rules read the same table.
+    assert board.COURSE_CODES == (-32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022)
+    assert report_card.COURSE is board.CODES
+
+
+# ---------------------------------------------------------------------------------------------------
+# The command line
+# ---------------------------------------------------------------------------------------------------
+
+USAGE_TABLE = [  # (the arguments, the exit status, the first line on stderr)
+    ([], 2, "report_card: no server command: put it after -- (python report_card.py --help shows the usage)"),
+    (["--level", "003", "--", "x"], 2, "report_card: argument --level: is 000, 002 or 004, not '003' (python "
+                                       "report_card.py --help shows the usage)"),
+    (["--bogus", "--", "x"], 2, "report_card: unrecognized arguments: --bogus (python report_card.py --help shows the "
+                                "usage)"),
+    (["--timeout", "soon", "--", "x"], 2, "report_card: argument --timeout: invalid seconds value: 'soon' (python "
+                                          "report_card.py --help shows the usage)"),
+    (["--jobs", "0", "--", "x"], 2, "report_card: argument --jobs: takes a whole number, 1 or more, not '0' (python "
+                                    "report_card.py --help shows the usage)"),
+    (["--board", "--jobs", "2", "--", "x"], 2, "report_card: --board draws one session at a time, so it judges one "
+                                               "rule at a time: not --jobs 2 (python report_card.py --help shows the "
+                                               "usage)"),
+    (["--only", "nosuch", "--", "x"], 2, "report_card: argument --only: no rule nosuch; python report_card.py --rules "
+                                         "lists them (python report_card.py --help shows the usage)"),
+    (["--raises", "boom {", "--", "x"], 2, "report_card: argument --raises: 'boom {' is not a name, then one JSON "
+                                           "object (Expecting property name enclosed in double quotes: line 1 column "
+                                           "2 (char 1)) (python report_card.py --help shows the usage)"),
+    (["--not-offered", "wings", "--", "x"], 2, "report_card: argument --not-offered: no feature wings; one of "
+                                               "allow-list, tool-list-changes, resource-list-changes, "
+                                               "prompt-list-changes (python report_card.py --help shows the usage)"),
+    (["--not-offered", "allow-list", "--not-allowed", "x", "--", "x"], 2,
+     "report_card: --not-offered allow-list and --not-allowed: a feature the server lacks cannot be tested (python "
+     "report_card.py --help shows the usage)"),
+    (["x", "--", "y"], 2, "report_card: 'x' comes before --: the server's command goes after it (python "
+                          "report_card.py --help shows the usage)"),
+]
+
+
+def test_a_mistake_on_the_command_line_says_what_it_is_in_one_line():
+    # Each mistake: exit status 2 and one line naming it, before any server starts.
     done = [run_card(*args) for args, _, _ in USAGE_TABLE]
-    assert [(run.returncode, run.stderr.splitlines()[0]) for run in done] == [(code, line) for _, code, line in
-                                                                              USAGE_TABLE]
+    assert [(run.returncode, run.stderr.splitlines()) for run in done] == [(code, [line]) for _, code, line in
+                                                                           USAGE_TABLE]
+
+
+def test_help_prints_the_usage_the_outcomes_and_the_exit_statuses():
+    # -h and --help: the usage on stdout, exit status 0; no server is started (-h after -- would be the server's).
+    done = [run_card(flag) for flag in ("-h", "--help")]
+    assert [run.returncode for run in done] == [0, 0]
+    assert done[0].stdout == done[1].stdout
+    printed = done[0].stdout
+    assert printed.startswith("usage: python report_card.py [flags] -- SERVER COMMAND [ARGS ...]\n")
+    assert [line for line in printed.splitlines() if line.startswith("  ") and line[2:3].isdigit()] == [
+        f"  {status}  {words}" for status, words in report_card.EXIT_STATUSES.items()]
+
+
+def test_a_flag_naming_a_tool_the_server_does_not_list_is_a_mistake_said_in_one_line():
+    # Checked against tools/list before any rule runs: the tool, and what the server lists instead.
+    done = run_card("--raises", 'divde {"x": 1}', "--change-tools", "enable_subtract", "--", *NAIVE)
+    assert (done.returncode, done.stdout, done.stderr.splitlines()) == (2, "", [
+        "report_card: --raises names divde, which the server does not list (it lists add, divide, delete_db, "
+        "enable_subtract, add_note, add_greeting)"])
 
 
 def test_rules_lists_every_rule_with_its_passage():
@@ -475,6 +779,32 @@ def test_rules_lists_every_rule_with_its_passage():
     printed = run_card("--rules").stdout.splitlines()
     assert [line.split()[0] for line in printed[0::2]] == RULE_IDS
     assert [line.strip() for line in printed[1::2]] == [PASSAGES[id] for id in RULE_IDS]
+
+
+# ---------------------------------------------------------------------------------------------------
+# The text card and the JSON agree, rule by rule
+# ---------------------------------------------------------------------------------------------------
+
+def outcomes_in_text(printed: str) -> dict:
+    """Each rule's outcome as the text card shows it: a row's mark, or its id in a "could not run" paragraph."""
+    marks = {mark: outcome for outcome, (mark, _) in report_card.OUTCOMES.items()}
+    found = {}
+    for paragraph in printed.split("\n\n"):
+        if paragraph.startswith(report_card.mark("could_not_run") + " could not run ("):
+            ids = " ".join(line.strip() for line in paragraph.splitlines()).split("): ", 1)[1]
+            found |= dict.fromkeys(ids.split(", "), "could_not_run")
+        for line in paragraph.splitlines():
+            row = re.match(r"  (\S) ([\w-]+): ", line)
+            if row and row[1] in marks:
+                found[row[2]] = marks[row[1]]
+    return found
+
+
+def test_the_text_card_and_the_json_agree_rule_by_rule():
+    # Every outcome, from cards that have each: a failure, untested rules, rules that do not apply, no session.
+    cards = [card_of(NAIVE + ["no-cache-hints"]), card_of(TINY), card_of(["sleep", "1000"], "--timeout", "2")]
+    assert [outcomes_in_text(report_card.text(card)) for card in cards] == [outcomes(card) for card in cards]
+    assert set().union(*(outcomes(card).values() for card in cards)) == set(report_card.OUTCOMES)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -618,7 +948,7 @@ def test_the_board_serves_the_card_each_row_linked_to_the_messages_that_decided_
     card = report_card.judge(BOARD_ARGS)[0]
     assert [(row["id"], row["mark"], [events[n]["line"] for n in row["events"]], events[row["session"]]["label"])
             for row in seen["card"]["rules"]] == [
-        (row["id"], report_card.MARKS[row["verdict"]], [item["line"] for item in row["exchange"]],
+        (row["id"], report_card.mark(row["outcome"]), [item["line"] for item in row["exchange"]],
          f"{row['id']}: {row['claim']}") for row in card["rules"]]
     assert (seen["card"]["summary"], code, printed) == (["course 000: 2/3 rules hold"], 1, report_card.text(card))
 
