@@ -342,9 +342,9 @@ def test_a_standing_stream_quiet_past_the_clients_timeout_still_carries_a_change
     monkeypatch.setattr(mcp_http, "KEEPALIVE_S", 0.2)  # each read of the stream hears something within the timeout
     with http_endpoint(server_demo.make_server()) as port:
         changer = resuming_client(port)
-        idle = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=1))
+        idle = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=2))
         idle.connect("handshake")
-        time.sleep(1.5)
+        time.sleep(2.5)
         changer.call_tool("enable_subtract")
         assert idle.transport.arrived.get(timeout=TIMEOUT) == notification("notifications/tools/list_changed")
         changer.close()
