@@ -14,7 +14,7 @@ import pathlib
 import re
 import sys
 
-from mcp_full import UNKNOWN_TOOL, InMemoryTransport, MCPClient, RPCError, print_trace
+from mcp_min import UNKNOWN_TOOL, print_trace  # the lab alone: course 000's lessons draw with it
 
 HERE = pathlib.Path(__file__).resolve().parent
 README = HERE / "README.md"
@@ -106,6 +106,7 @@ def safe(text: str) -> str:
 
 def worked_trace() -> Recording:
     """Course 000's worked trace (steps 1-6), recorded from a real in-memory run of server_demo."""
+    from mcp_full import InMemoryTransport, MCPClient, RPCError
     from server_demo import make_server
     rec = Recording(echo=False)
     client = MCPClient(InMemoryTransport(make_server(), trace=rec), name="client_demo")

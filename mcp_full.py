@@ -64,8 +64,8 @@ import weakref
 
 from mcp_min import (ENCODER, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, JSONRPC, METHOD_NOT_FOUND, NOT_INITIALIZED,
                      PARSE_ERROR, TOOL_NOT_ALLOWED, UNKNOWN_TOOL, RPCError, check_arguments, error_response,
-                     first_line, is_notification, is_response, malformed, negotiate_version, notification, param,
-                     print_trace, prompt_messages, report, request, resource_contents, response, text_content,
+                     first_line, is_notification, is_response, is_result, malformed, negotiate_version, notification,
+                     param, print_trace, prompt_messages, report, request, resource_contents, response, text_content,
                      valid_id)  # also this module's names: a program written against the lab runs here unchanged
 
 # The two codes this layer raises (spec 2026-07-28, basic, "Error Codes"); HTTP's -32020 is mcp_http.py's.
@@ -361,6 +361,7 @@ class Context:
         self.id = message.get("id")  # a handler sees only a valid one: mcp_min's _check refuses the rest
         self.stateless = PROTOCOL_VERSION_KEY in self.meta or self.method == "server/discover"
         self.send = stream.send if stream else server.send
+        self.asked = set()  # the keys the function has asked while serving this request
 
     @property
     def cancelled(self) -> bool:
@@ -435,6 +436,11 @@ class Context:
         "Multi Round-Trip Requests"). So the code before a question must be safe to run once a round.
         """
         self.require(QUESTION_CAPABILITIES[question["method"]] for question in questions.values())
+        again = [key for key in questions if key in self.asked]
+        if again:  # its answer cannot change while this request is served: asking in a loop would never end
+            raise RuntimeError(f"the question {again[0]!r} was asked already while serving this request, and gets the "
+                               f"same answer: to ask again, use a new key, such as {again[0] + '-2'!r}")
+        self.asked.update(questions)
         unanswered = {key: question for key, question in questions.items() if key not in self.answers}
         if unanswered and self.stateless:
             raise InputRequired(unanswered)
@@ -678,7 +684,7 @@ class MCPServer(mcp_min.MCPServer):
             schema["properties"][argument]["x-mcp-header"] = header_name(header, schema["properties"][argument])
         super().add_tool(name, with_context(fn, ctx_name, tuple(requires)), description or first_line(fn.__doc__),
                          schema, notify, replace)
-        self.tools[name]["returns"] = getattr(fn, "__annotations__", {}).get("return")  # what its hint promises
+        self.tools[name]["returns"] = getattr(fn, "__annotations__", {}).get("return", "")  # its hint; "": none
         return fn
 
     def add_resource(self, uri: str, read, name: str | None = None, description: str = "",
@@ -689,6 +695,8 @@ class MCPServer(mcp_min.MCPServer):
         raises KeyError for a value it does not know (the client gets "unknown resource"). With
         replace, offering a uri again replaces its content, and its subscribers hear of it.
         """
+        if not callable(read):
+            resource_contents(uri, read, mime_type)  # content that is neither text nor bytes is refused now, as in mcp_min
         reader = read if callable(read) else lambda: read
         _, ctx_name, choices = signature_schema(reader)
         description = description or first_line(reader.__doc__)
@@ -721,19 +729,22 @@ class MCPServer(mcp_min.MCPServer):
         return render
 
     def tool_result(self, value) -> dict:
-        """mcp_min's result, and also: content blocks sent as they are, and a dict as structuredContent too.
+        """mcp_min's result, and also: content blocks sent as they are, a dict as structuredContent too, and
+        None as no content when the function's hint says it returns None.
 
         A content block (e.g. {"type": "image", "data": <base64>, "mimeType": "image/png"}) or a list of
         them is how a tool returns pictures, sound or files; a dict that has a "type" key but not a
         block's fields is data, not a block.
         """
         if value is None:
-            promised = self.tools.get(context().params.get("name"), {}).get("returns")
-            if promised not in (None, type(None), "None") and type(None) not in getattr(promised, "__args__", ()):
+            promised = self.tools.get(context().params.get("name"), {}).get("returns", "")
+            if promised in (None, "None") or type(None) in getattr(promised, "__args__", ()):
+                return {"content": []}  # `-> None` (or Optional): nothing to say, and said so
+            if promised != "":
                 raise TypeError(f"the tool returned nothing (None), though its hint says it returns "
                                 f"{getattr(promised, '__name__', promised)}: a forgotten return?")
-        if not isinstance(value, (dict, list)):
-            return super().tool_result(value)  # a string, a number, a boolean, null: the lab's one text block
+        if not isinstance(value, (dict, list)) or is_result(value):
+            return super().tool_result(value)  # a string, a number, a boolean, a whole result: the lab's
         blocks = [value] if is_content_block(value) else value
         if isinstance(blocks, list) and blocks and all(is_content_block(block) for block in blocks):
             ENCODER.encode(blocks)  # fail here, inside the tool's try, not on the wire

@@ -66,18 +66,21 @@ METHOD_NOT_FOUND = -32601  # no such method
 INVALID_PARAMS = -32602  # the method exists, its params are wrong
 INTERNAL_ERROR = -32603  # a handler raised: the server's bug, never a crash
 
-# The lab's policy codes. The spec chooses differently (README, "Where this lab and the spec differ"):
-# turning the lab into the spec is a one-line change each.
-UNKNOWN_TOOL = METHOD_NOT_FOUND  # spec: INVALID_PARAMS
+# The lab's policy codes, course 000's choices (README, "Where this lab and the spec differ"). Only the first is
+# one line from the spec; the spec names no code for the other two cases.
+UNKNOWN_TOOL = METHOD_NOT_FOUND  # spec: INVALID_PARAMS (this line, changed: a test applies it)
 TOOL_NOT_ALLOWED = INVALID_REQUEST  # spec: not specified
-NOT_INITIALIZED = INVALID_REQUEST  # spec: no code; requests before `initialized` SHOULD wait
+NOT_INITIALIZED = INVALID_REQUEST  # spec: no code; a request after the initialize response is served (lesson 3)
 
 
 class RPCError(Exception):
     """A deliberate protocol error; MCPServer.handle turns it into an error response with its code."""
 
     def __init__(self, code: int, message: str, data=None):
-        super().__init__(message)
+        if type(code) is not int:  # JSON-RPC 2.0, section 5.1: an integer; "404" would reach no client as a code
+            raise TypeError(f"an RPCError's code is an integer, such as INVALID_PARAMS ({INVALID_PARAMS}), not {code!r}")
+        shown = "" if data is None else f" (data: {json.dumps(data, ensure_ascii=False, default=repr)})"
+        super().__init__(f"{code} {message}{shown}")  # what a traceback shows: the code, then the message and data
         self.code, self.message, self.data = code, message, data
 
 
@@ -167,6 +170,9 @@ class MCPServer:
     # What initialize declares (course 000). Each value is an object, never `true` (spec 2025-11-25,
     # basic/lifecycle); the lab tells its client of tool list changes only.
     CAPABILITIES = {"tools": {"listChanged": True}, "resources": {}, "prompts": {}}
+    # Course 002 writes @mcp.tool() in the official SDK's style; the lab registers with add_* (course 000).
+    DECORATORS = {"tool": "add_tool(name, fn, description, input_schema)", "resource": "add_resource(uri, read)",
+                  "prompt": "add_prompt(name, render, description, arguments)"}
 
     def __init__(self, name: str, version: str = "0.1.0", allowed_tools=None):
         self.server_info = {"name": name, "version": version}
@@ -178,6 +184,13 @@ class MCPServer:
         self._initialized = False
         self.protocol_version = self.client_info = self.client_capabilities = None
         self._outbox = []
+
+    def __getattr__(self, name: str):
+        """Only for a name the server lacks: AttributeError as ever, and for a decorator, where to find one."""
+        if name in self.DECORATORS:  # no name= and obj=: Python would add "Did you mean: 'tools'?"
+            raise AttributeError(f"the lab's MCPServer has no {name}(): register with server.{self.DECORATORS[name]} "
+                                 f"(course 000), or use mcp_full's MCPServer, whose @server.{name}() reads type hints")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}", name=name, obj=self)
 
     # -- the one entry point --
 
@@ -229,9 +242,10 @@ class MCPServer:
             self._initialized = True  # the session is live only now (course 000, step 3)
 
     def _gate(self, method: str):
-        """The handshake gate (course 000): nothing but initialize and ping before `initialized`."""
+        """The handshake gate (course 000): nothing but initialize and ping before `initialized`; data names the step missing."""
         if not self._initialized and method not in ("initialize", "ping"):
-            raise RPCError(NOT_INITIALIZED, "server not initialized")
+            missing = "notifications/initialized" if self.protocol_version else "initialize"  # initialize answered?
+            raise RPCError(NOT_INITIALIZED, "server not initialized", {"missing": missing})
 
     def _dispatch(self, method: str, params: dict) -> dict:
         """Route a method to its handler: the flat table of course 000."""
@@ -268,7 +282,7 @@ class MCPServer:
             raise RPCError(UNKNOWN_TOOL, f"unknown tool: {name}")
         if self.allowed_tools is not None and name not in self.allowed_tools:
             raise RPCError(TOOL_NOT_ALLOWED, f"tool '{name}' not permitted for this session")  # before it runs
-        check_arguments(tool["spec"]["inputSchema"], arguments)
+        check_arguments(tool["spec"]["inputSchema"], arguments, tool["takes"])
         try:
             return self.tool_result(tool["fn"](**arguments))
         except RPCError:
@@ -279,10 +293,18 @@ class MCPServer:
             return {"content": [text_content(f"ERROR: {str(exc) or type(exc).__name__}")], "isError": True}
 
     def tool_result(self, value) -> dict:
-        """What a tool returned, as a tools/call result: a string is one text block, any other value its JSON text."""
+        """What a tool returned, as a tools/call result: a string is one text block, a dict shaped like a result
+        ({"content": [...], "isError": ...}) the result itself, any other JSON value its JSON text."""
         if isinstance(value, str):
             return {"content": [text_content(value)]}
-        return {"content": [text_content(ENCODER.encode(value))]}  # what JSON cannot carry raises here
+        if value is None:  # raised here, inside _call_tool's try: the tool's failure, an isError result and stderr
+            raise TypeError("the tool returned nothing (None): a forgotten return? A tool with nothing to say returns \"\"")
+        try:
+            text = ENCODER.encode(value)  # what JSON cannot carry fails here, not on the wire
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"the tool returned what JSON cannot carry ({exc}): return a str, a number, true, false, "
+                            "or lists and dicts of them") from None
+        return checked_result(value) if is_result(value) else {"content": [text_content(text)]}
 
     def _list_resources(self, params: dict) -> dict:
         # resources/list {}
@@ -325,14 +347,17 @@ class MCPServer:
         A name already offered is refused, unless replace.
         """
         check_name(name)
-        schema = input_schema or {"type": "object", "properties": {}, "required": []}
+        schema = input_schema or {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
+        takes = check_schema(name, fn, schema, described=input_schema is not None)
         spec = {"name": name, "description": description or first_line(fn.__doc__), "inputSchema": schema}
-        self._offer(self.tools, name, {"spec": spec, "fn": fn}, "tools", notify, replace)
+        self._offer(self.tools, name, {"spec": spec, "fn": fn, "takes": takes}, "tools", notify, replace)
         return fn
 
     def add_resource(self, uri: str, read, name: str | None = None, description: str = "",
                      mime_type: str = "text/plain", notify: bool = False, replace: bool = False):
         """Offer data at uri: read is the content (str or bytes) or a function returning it. Returns read."""
+        if not callable(read):
+            resource_contents(uri, read, mime_type)  # content that is neither text nor bytes is refused now
         reader = read if callable(read) else lambda: read
         spec = {"uri": uri, "name": name or uri, "mimeType": mime_type,
                 "description": description or first_line(reader.__doc__)}
@@ -348,6 +373,9 @@ class MCPServer:
 
     def _offer(self, offered: dict, key: str, entry: dict, listed: str, notify: bool, replace: bool):
         """Put an entry in one part of the catalog; a second one under the same key is refused unless replace."""
+        if getattr(getattr(entry["fn"], "__code__", None), "co_flags", 0) & 0x80:  # inspect.CO_COROUTINE
+            raise TypeError(f"{entry['fn'].__name__} is an async def, which the lab never awaits: write a def, or use "
+                            f"mcp_full's MCPServer, which runs async def {listed} (course 002)")
         added = key not in offered  # replacing an entry changes no list: no client's cache goes stale
         if not added and not replace:  # silently replacing the first would hide a mistake
             raise ValueError(f"a {listed[:-1]} named {key!r} is offered already; pass replace=True to replace it")
@@ -379,13 +407,17 @@ def param(params: dict, key: str, kind: type, default=None):
     return value
 
 
-def check_arguments(schema: dict, arguments: dict):
-    """Raise INVALID_PARAMS, naming the argument, if one is missing or of the wrong JSON type or value."""
+def check_arguments(schema: dict, arguments: dict, takes: tuple | None = None):
+    """Raise INVALID_PARAMS, naming the argument, if one is missing, unexpected, or of the wrong JSON type or value."""
     for name in schema.get("required", []):
         if name not in arguments:
             raise RPCError(INVALID_PARAMS, f"missing required argument: {name}")
     properties = schema.get("properties", {})
     for name, value in arguments.items():
+        # Unexpected: the function cannot take it (takes: what parameters() says of it), or the schema shuts it out.
+        if (takes is not None and name not in takes[0]) or (
+                schema.get("additionalProperties") is False and name not in properties):
+            raise RPCError(INVALID_PARAMS, f"unexpected argument: {name} (this tool takes {', '.join(properties) or 'none'})")
         rule = properties.get(name, {})
         if "type" in rule and not is_json_type(value, rule["type"]):
             kinds = rule["type"] if isinstance(rule["type"], list) else [rule["type"]]
@@ -403,6 +435,40 @@ def is_json_type(value, schema_type: str | list) -> bool:
     return isinstance(value, PYTHON_TYPES.get(schema_type, object))
 
 
+def parameters(fn) -> tuple | None:
+    """The names fn takes by keyword, and those it needs (no default); None if it takes any name (**kwargs),
+    or is not a function whose code says (a class, a builtin)."""
+    fn = getattr(fn, "__wrapped__", fn)  # a wrapper (functools.wraps) takes what the function it wraps takes
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & 0x08:  # inspect.CO_VARKEYWORDS: **kwargs takes any name
+        return None
+    given = 1 if hasattr(fn, "__self__") else 0  # a bound method's self is given already
+    names = code.co_varnames[given:code.co_argcount + code.co_kwonlyargcount]
+    optional = code.co_varnames[code.co_argcount - len(fn.__defaults__ or ()):code.co_argcount]
+    return names, [name for name in names if name not in optional and name not in (fn.__kwdefaults__ or {})]
+
+
+def check_schema(name: str, fn, schema: dict, described: bool) -> tuple | None:
+    """Refuse, naming the fix, an input_schema that is no object schema or does not fit fn; what fn takes."""
+    if not isinstance(schema, dict) or schema.get("type") != "object":  # arguments are an object (spec 2025-11-25)
+        raise ValueError(f'the input_schema of {name} must be an object schema, {{"type": "object", "properties": '
+                         f'{{...}}, "required": [...]}}: the arguments of tools/call are an object')
+    takes = parameters(fn)
+    properties = schema.get("properties", {})
+    if takes is None:
+        return takes  # it takes any name: any property fits
+    strangers = [key for key in properties if key not in takes[0]]
+    if strangers:
+        raise ValueError(f"the input_schema of {name} names {', '.join(strangers)}, which its function does not take "
+                         f"(it takes {', '.join(takes[0]) or 'nothing'}): name each property after a parameter")
+    unsaid = [key for key in takes[1] if key not in properties]
+    if unsaid and not described:
+        raise ValueError(f"{name} takes {', '.join(unsaid)}, which no input_schema describes: pass input_schema={{"
+                         f'"type": "object", "properties": {{...}}, "required": [...]}} (the lab reads no type hints; '
+                         f"mcp_full's MCPServer does)")
+    return takes
+
+
 def check_name(name: str):
     """Refuse a tool name the spec does not allow, naming what it may hold."""
     if not re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", str(name)):
@@ -414,12 +480,32 @@ def text_content(text: str) -> dict:
     return {"type": "text", "text": text}
 
 
+def is_result(value) -> bool:
+    """Whether a tool returned a dict shaped like a tools/call result: it has content or isError."""
+    return isinstance(value, dict) and ("content" in value or "isError" in value)
+
+
+def checked_result(value: dict) -> dict:
+    """A result a tool returned whole: a list of content blocks, isError true or false, no other field; else TypeError."""
+    blocks = value.get("content")
+    if set(value) - {"content", "isError", "structuredContent", "_meta"} or not isinstance(blocks, list) \
+            or not all(isinstance(block, dict) and "type" in block for block in blocks) \
+            or type(value.get("isError", False)) is not bool:  # a result's fields (spec 2025-11-25, server/tools)
+        raise TypeError('the tool returned a dict with "content" or "isError", so a tools/call result, but not one: '
+                        '{"content": [{"type": "text", "text": "..."}], "isError": true or false}; to send data '
+                        "with those keys, return json.dumps(data)")
+    return dict(value)
+
+
 def resource_contents(uri: str, content, mime_type: str) -> dict:
-    """One entry of a resources/read result: text as it is, bytes as a base64 blob, anything else as JSON text."""
+    """One entry of a resources/read result: text as it is, bytes as a base64 blob; anything else raises TypeError."""
     if isinstance(content, bytes):
         import base64  # only when a resource is binary
         return {"uri": uri, "mimeType": mime_type, "blob": base64.b64encode(content).decode("ascii")}
-    return {"uri": uri, "mimeType": mime_type, "text": content if isinstance(content, str) else json.dumps(content)}
+    if not isinstance(content, str):  # a resource's contents are text or a blob (spec 2025-11-25, server/resources)
+        raise TypeError(f"a resource is text (str) or bytes, not a {type(content).__name__} ({uri}): for JSON, return "
+                        f'json.dumps(...) and add it with mime_type="application/json"')
+    return {"uri": uri, "mimeType": mime_type, "text": content}
 
 
 def prompt_messages(rendered) -> list:
@@ -520,6 +606,8 @@ class MCPClient:
         """Send a request and return its result; an error response raises RPCError."""
         if method.startswith("notifications/"):  # a request would wait for a response that never comes
             raise ValueError(f"{method} is a notification: send it with notify({method!r}), which waits for nothing")
+        if params is not None and not isinstance(params, dict):  # MCP's params are by name, never by position
+            raise TypeError(f"params is a dict, such as {{'name': 'add', 'arguments': {{'x': 2}}}}, not a {type(params).__name__}")
         message = request(self.next_id, method, params)
         self.next_id += 1
         reply = self.transport.send(message)

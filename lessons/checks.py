@@ -40,6 +40,22 @@ def sent_by_client(messages: list) -> int:
     """How many of the traced (direction, message) pairs the client sent."""
     return len([message for direction, message in messages if direction == "→"])
 
+
+class TooMany(BaseException):
+    """Raised into a solution that sends far more requests than it should: a loop that would never end.
+
+    A BaseException, as KeyboardInterrupt is, so that a solution's own `except Exception` cannot swallow it.
+    """
+
+
+def copy_of_the_lab(name: str):
+    """mcp_min.py loaded afresh as a module of its own, whatever the notebook changed in mcp_min."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, pathlib.Path(mcp_min.__file__))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 # ---- course 000's lessons: mcp_min alone ----
 
 
@@ -84,7 +100,12 @@ def exercise_02_1(ns: dict):
     server.add_resource("lab://flaky", flaky)
     server.add_resource("lab://broken", report)
     sent = []
-    client = mcp_min.MCPClient(mcp_min.InMemoryTransport(server, trace=lambda d, m: sent.append((d, m))))
+
+    def trace(direction: str, message: dict):
+        sent.append((direction, message))
+        if sent_by_client(sent) > 20:  # far more than attempts=3: a retry that never stops
+            raise TooMany()
+    client = mcp_min.MCPClient(mcp_min.InMemoryTransport(server, trace=trace))
     client.initialize()
     cases = [("resources/read", {"uri": "lab://flaky"}, None, 3),
              ("tools/delete", None, mcp_min.METHOD_NOT_FOUND, 1),
@@ -96,6 +117,8 @@ def exercise_02_1(ns: dict):
             raised = None
         except mcp_min.RPCError as exc:
             raised = exc.code
+        except TooMany:
+            return f"{method} {params or ''}: more than 20 requests for attempts=3; stop once attempts tries are spent"
         except Exception as exc:
             return f"{method} raised {exc!r}"
         made = sent_by_client(sent)
@@ -108,6 +131,9 @@ def exercise_02_1(ns: dict):
 def exercise_03_1(ns: dict):
     """03-1: why SpecGateServer is not right yet, or None."""
     SpecGateServer, hello = ns["SpecGateServer"], ns["hello"]
+    for cls in SpecGateServer.__mro__[:SpecGateServer.__mro__.index(mcp_min.MCPServer)]:
+        if "handle" in vars(cls):  # a transport calls handle with arguments of its own (mcp_full's stream)
+            return f"{cls.__name__} overrides handle: leave handle alone, and extend the method that answers initialize"
     steps = [(mcp_min.request(1, "tools/list"), "error", "tools/list before initialize"),
              (mcp_min.request(2, "initialize", {**hello, "protocolVersion": 7}), "error", "a failed initialize"),
              (mcp_min.request(3, "tools/list"), "error", "tools/list after a failed initialize"),
@@ -140,13 +166,16 @@ def exercise_03_2(ns: dict):
 
 
 def exercise_04_1(ns: dict):
-    """04-1: why the lab's codes are not the spec's yet, or None."""
-    make_server = ns["make_server"]
+    """04-1: why spec_lab's codes are not the spec's yet, or None."""
+    make_server, spec_lab = ns["make_server"], ns["spec_lab"]
+    if mcp_min.UNKNOWN_TOOL != copy_of_the_lab("the_lab_as_written").UNKNOWN_TOOL:
+        return ("mcp_min.UNKNOWN_TOOL was changed too: change spec_lab's alone (restart the kernel to undo the "
+                "other), so that the rest of the lesson keeps the course's codes")
 
     def code_for(name: str):
-        """The error code a fresh lab session answers a call of this tool with, or None for a result."""
-        server = make_server()
-        mcp_min.MCPClient(mcp_min.InMemoryTransport(server)).initialize()
+        """The error code a fresh spec_lab session answers a call of this tool with, or None for a result."""
+        server = make_server(spec_lab.MCPServer)
+        spec_lab.MCPClient(spec_lab.InMemoryTransport(server)).initialize()
         answer = server.handle(mcp_min.request(9, "tools/call", {"name": name, "arguments": {}}))
         return answer.get("error", {}).get("code")
 
@@ -413,7 +442,9 @@ def exercise_11_2(ns: dict):
                     except MCPError:
                         return "raises"
 
-        outcome = anyio.run(session)
+        import concurrent.futures  # a notebook's kernel runs an event loop in its own thread: anyio.run needs another
+        with concurrent.futures.ThreadPoolExecutor(1) as other:
+            outcome = other.submit(anyio.run, session).result()
         print(f"--fault {fault}: the SDK's call_tool {outcome}; the wire:")
         print("\n".join("  " + line[:140] for line in log.read_text(encoding="utf-8").splitlines()))
         return outcome

@@ -1,17 +1,30 @@
-"""Break the project on purpose, one promise at a time, and check that the tests notice (standard library only).
+"""Break the project on purpose and check that the tests notice (standard library only).
 
     python maintainers/mutate.py              # every breakage; prints each and the score
     python maintainers/mutate.py 3 7          # only breakages 3 and 7 (their numbers in the list below)
     python maintainers/mutate.py mcp_http.py  # only the breakages of one file
+    python maintainers/mutate.py --seeded                  # every seeded mutant of the lab, the lab's tests against each
+    python maintainers/mutate.py --seeded 100 --at-least 90  # 100 of them drawn with SEED; exit 1 below 90% killed
 
-Each breakage is one exact text replacement in one file of a copy of the project, in a folder of its own; the
-tests then run there (stopping at the first failure): for a breakage of the lab (mcp_min.py), the lab's own tests
-alone; for Streamable HTTP (mcp_http.py), the tests that drive it; for the other files, the suite. A breakage the
-tests do not notice survives: the promise it breaks is not pinned by any test. The score is how many were caught
-out of how many, and the lab's share.
+A breakage is one promise, broken by hand: one exact text replacement in one file of a copy of the project, in a
+folder of its own; the tests then run there (stopping at the first failure): for a breakage of the lab
+(mcp_min.py), the lab's own tests alone; for Streamable HTTP (mcp_http.py), the tests that drive it; for the other
+files, the suite. A breakage the tests do not notice survives: the promise it breaks is not pinned by any test.
+The score is how many were caught out of how many.
+
+A seeded mutant is made by rule, not by hand: one site of mcp_min.py changed by one of OPERATORS, every site
+of every operator enumerated from the module's syntax tree, and a sample drawn with the fixed SEED. Only the
+lab's own tests (test_mcp_min.py) run against it: what the lab promises, they must notice alone. A mutant that
+no test could notice (it changes nothing the lab does) is listed in EQUIVALENT with the reason, and left out.
 """
 
+import ast
+import collections
+import functools
+import os
 import pathlib
+import random
+import re
 import shutil
 import signal
 import subprocess
@@ -63,8 +76,8 @@ BREAKAGES = [
      "        if name is None:\n            raise RPCError(METHOD_NOT_FOUND",
      "        if name is None:\n            raise RPCError(INVALID_REQUEST"),
     ("mcp_min.py", "an unknown tool is the course's -32601",
-     "UNKNOWN_TOOL = METHOD_NOT_FOUND  # spec: INVALID_PARAMS",
-     "UNKNOWN_TOOL = INVALID_PARAMS"),
+     'raise RPCError(UNKNOWN_TOOL, f"unknown tool: {name}")',
+     'raise RPCError(INVALID_PARAMS, f"unknown tool: {name}")'),
     ("mcp_min.py", "the allow-list is checked before the tool runs",
      "if self.allowed_tools is not None and name not in self.allowed_tools:",
      "if False:"),
@@ -377,14 +390,177 @@ def survives(number: int, name: str, promise: str, text: str, broken: str) -> st
         return None if done.returncode == 0 else (failed or [f"exit status {done.returncode}"])[0]
 
 
+# ---- seeded mutants of the lab ----
+
+SEED = 39  # fixed: a sample is the same sample on every machine, in every run
+OPERATORS = {  # each operator, and the sites it changes
+    "pass": "a simple statement inside a function becomes pass",
+    "return-none": "return X becomes return None",
+    "negate": "the condition of an if, a while, an assert, a conditional expression or a comprehension's if is negated",
+    "and-or": "and becomes or, and or becomes and",
+    "plus-one": "an integer constant n becomes n + 1",
+}
+SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise, ast.Delete, ast.Assert,
+          ast.Break, ast.Continue)  # the statements "pass" replaces (imports, pass itself and blocks are not)
+
+Mutant = collections.namedtuple("Mutant", "operator line start end text")  # byte offsets in the UTF-8 source
+
+# Mutants no test can tell from the lab, by (operator, function, the line's text, the code changed): why each
+# changes nothing the lab does.
+EQUIVALENT = {
+    ("plus-one", "MCPServer._offer",
+     'if getattr(getattr(entry["fn"], "__code__", None), "co_flags", 0) & 0x80:  # inspect.CO_COROUTINE', "0"):
+        "the default for a callable without code: 1 & 0x80 is 0, as 0 & 0x80 is",
+    ("return-none", "check_schema", "return takes  # it takes any name: any property fits", "takes"):
+        "takes is None on that line",
+    ("pass", "malformed", "return None", "return None"):
+        "the function's last line: without it the function returns None all the same",
+    ("pass", "MCPClient._pump_notifications",
+     "return notifications  # the usual case after a call: nothing was pushed", "return notifications"):
+        "a shortcut: without it an empty list goes through the loop, changes nothing, and is returned the same",
+}
+
+
+def seeded_mutants(source: str) -> list:
+    """Every single-site mutant of source that OPERATORS make, in the order of the source."""
+    data = source.encode("utf-8")
+    starts = [0] + [index + 1 for index, byte in enumerate(data) if byte == 10]  # each line's first byte
+
+    def at(line: int, column: int) -> int:
+        return starts[line - 1] + column  # ast's columns count UTF-8 bytes
+
+    def code(node) -> bytes:
+        return data[at(node.lineno, node.col_offset):at(node.end_lineno, node.end_col_offset)]
+
+    def mutant(operator: str, node, text: bytes) -> Mutant:
+        return Mutant(operator, node.lineno, at(node.lineno, node.col_offset), at(node.end_lineno, node.end_col_offset), text)
+
+    tree = ast.parse(source)
+    docstrings = {id(body[0]) for node in ast.walk(tree) for body in [getattr(node, "body", None)]
+                  if isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                  and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)}
+    in_functions = {id(node) for function in ast.walk(tree) if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    for node in ast.walk(function)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, SIMPLE) and id(node) in in_functions and id(node) not in docstrings:
+            found.append(mutant("pass", node, b"pass"))
+        if isinstance(node, ast.Return) and node.value is not None and not (
+                isinstance(node.value, ast.Constant) and node.value.value is None):
+            found.append(mutant("return-none", node.value, b"None"))
+        tests = [node.test] if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)) else []
+        tests += node.ifs if isinstance(node, ast.comprehension) else []
+        found += [mutant("negate", test, b"not (" + code(test) + b")") for test in tests]
+        if isinstance(node, ast.BoolOp):  # the operator between each two values swapped; the values as they are
+            old, new = (b"and", b"or") if isinstance(node.op, ast.And) else (b"or", b"and")
+            edges = [at(node.lineno, node.col_offset)]
+            for value in node.values:
+                edges += [at(value.lineno, value.col_offset), at(value.end_lineno, value.end_col_offset)]
+            edges.append(at(node.end_lineno, node.end_col_offset))
+            pieces = [data[a:b] for a, b in zip(edges, edges[1:])]  # before, value, between, value, ..., after
+            between = [re.sub(rb"\b" + old + rb"\b", new, piece, count=1) if 1 < index < len(pieces) - 1 else piece
+                       for index, piece in enumerate(pieces)]
+            found.append(mutant("and-or", node, b"".join(piece if index % 2 else between[index]
+                                                           for index, piece in enumerate(pieces))))
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            found.append(mutant("plus-one", node, str(node.value + 1).encode()))
+    return sorted(found, key=lambda m: (m.start, m.end, m.operator))
+
+
+def applied(source: str, mutant: Mutant) -> str:
+    """source with one mutant applied."""
+    data = source.encode("utf-8")
+    return (data[:mutant.start] + mutant.text + data[mutant.end:]).decode("utf-8")
+
+
+def described(source: str, mutant: Mutant) -> tuple:
+    """(operator, the function it is in, the line's text, the code changed): how EQUIVALENT names a mutant,
+    whatever line number it has."""
+    data = source.encode("utf-8")
+    line = source.splitlines()[mutant.line - 1].strip()
+    return mutant.operator, enclosing(source, mutant.line), line, data[mutant.start:mutant.end].decode("utf-8")
+
+
+def enclosing(source: str, line: int) -> str:
+    """The qualified name of the innermost function (or class) holding a line; "" at the module's top level."""
+    holding = [(first, name) for first, last, name in scopes(source) if first <= line <= last]
+    return max(holding)[1] if holding else ""  # the one that starts last is the innermost
+
+
+@functools.lru_cache(maxsize=4)
+def scopes(source: str) -> list:
+    """(first line, last line, qualified name) of every function and class in source."""
+    found = []
+
+    def walk(body: list, prefix: str):
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.append((node.lineno, node.end_lineno, prefix + node.name))
+                walk(node.body, prefix + node.name + ".")
+    walk(ast.parse(source).body, "")
+    return found
+
+
+def sample(source: str, count: int | None) -> list:
+    """The mutants to run: all but the equivalent ones, or count of them drawn with SEED, in source order."""
+    candidates = [m for m in seeded_mutants(source) if described(source, m) not in EQUIVALENT]
+    if count is None or count >= len(candidates):
+        return candidates
+    return sorted(random.Random(SEED).sample(candidates, count), key=lambda m: (m.start, m.end, m.operator))
+
+
+def killed(copy: pathlib.Path, source: str, mutant: Mutant) -> bool:
+    """Whether the lab's own tests fail (or hang) with mutant applied to the copy's mcp_min.py."""
+    (copy / "mcp_min.py").write_text(applied(source, mutant), encoding="utf-8")
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *LAB_TESTS],
+                              cwd=copy, capture_output=True, timeout=60,
+                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})  # no stale .pyc of an earlier mutant
+    except subprocess.TimeoutExpired:
+        return True  # a test that never ends has noticed
+    return done.returncode != 0
+
+
+def run_seeded(count: int | None, at_least: float | None) -> int:
+    """Run the seeded mutants against the lab's own tests; print each survivor and the score."""
+    source = (ROOT / "mcp_min.py").read_text(encoding="utf-8")
+    every = seeded_mutants(source)
+    named = [described(source, m) for m in every]
+    stale = [key for key in EQUIVALENT if named.count(key) != 1]
+    if stale:
+        raise SystemExit(f"each entry of EQUIVALENT must name one mutant of mcp_min.py; update the list: {stale}")
+    chosen = sample(source, count)
+    survivors = []
+    with tempfile.TemporaryDirectory() as folder:
+        copy = pathlib.Path(folder) / "project"
+        shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".git", ".ci", "__pycache__", "*.pyc", ".pytest_cache"))
+        for number, mutant in enumerate(chosen, 1):
+            if not killed(copy, source, mutant):
+                survivors.append(mutant)
+                operator, line, changed = described(source, mutant)
+                print(f"SURVIVED {operator:11} mcp_min.py:{mutant.line}: {changed!r} -> {mutant.text.decode()!r}   "
+                      f"({line})", flush=True)
+    score = 100 * (len(chosen) - len(survivors)) / max(len(chosen), 1)
+    print(f"the lab's own tests killed {len(chosen) - len(survivors)} of {len(chosen)} seeded mutants of mcp_min.py "
+          f"({score:.1f}%; {len(every)} sites, {len(EQUIVALENT)} equivalent left out, seed {SEED})")
+    return 1 if at_least is not None and score < at_least else 0
+
+
 def main(argv: list) -> int:
-    """Run the breakages asked for (by number or by file; all by default); print each verdict and the score."""
+    """Run the breakages asked for (by number or by file; all by default), or the seeded mutants; print each
+    verdict and the score."""
     if {"-h", "--help"} & set(argv):
         print(__doc__)
         return 0
     # A shell starts a background job with SIGINT ignored, and every process the tests start would inherit that:
     # the tests of Ctrl-C would fail whatever the breakage. Handled here, it is the default again in each child.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    if argv[:1] == ["--seeded"]:  # --seeded [COUNT] [--at-least PERCENT]
+        rest, at_least = argv[1:], None
+        if "--at-least" in rest:
+            at = rest.index("--at-least")
+            at_least, rest = float(rest[at + 1]), rest[:at] + rest[at + 2:]
+        return run_seeded(int(rest[0]) if rest else None, at_least)
     files = {name for name, _, _, _ in BREAKAGES}
     chosen = [int(arg) for arg in argv if arg not in files]
     chosen += [number for number, (name, _, _, _) in enumerate(BREAKAGES, 1) if name in argv]

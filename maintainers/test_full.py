@@ -143,7 +143,7 @@ def error(id, code_and_message, data=None):
 EXCHANGES = [  # the full layer's own rows; course 000's run on both layers in test_mcp_min.py
     # The handshake gate holds the small methods too.
     ("logging/setLevel is gated too", "initializing", request(2, "logging/setLevel", {"level": "info"}),
-     error(2, NOT_INITIALIZED)),
+     error(2, NOT_INITIALIZED, {"missing": "notifications/initialized"})),
     # The lattice reads a schema derived from type hints: a Literal is an enum.
     ("an enum value outside the choices", "ready", request(3, "tools/call", {"name": "pick", "arguments": {"color": "green"}}),
      error(3, (INVALID_PARAMS, "argument 'color' must be one of ['red', 'blue']"))),
@@ -289,7 +289,60 @@ def test_a_result_json_cannot_carry_is_an_is_error_result():
     server.add_tool("odd", lambda: {"when": object()}, input_schema={"type": "object"})
     server.allowed_tools.add("odd")
     result = server.handle(request(3, "tools/call", {"name": "odd"}))["result"]
-    assert result["isError"] is True and result["content"][0]["text"].startswith("ERROR: Object of type object")
+    assert result["isError"] is True and result["content"][0]["text"].startswith(
+        "ERROR: the tool returned what JSON cannot carry (Object of type object")
+
+
+def test_a_whole_result_a_tool_returns_is_the_result_without_structured_content():
+    # mcp_min's rule reaches the full layer: the result-shaped dict is sent as it is, its isError kept.
+    disk = {"content": [{"type": "text", "text": "disk full"}], "isError": True}
+    assert MCPServer("results").tool_result(disk) == disk
+
+
+def test_none_is_no_content_when_the_hint_allows_none_and_an_is_error_without_a_hint():
+    # "-> None" (or "-> str | None") says the tool has nothing to say; no hint at all leaves a forgotten return possible: mcp_min's isError.
+    server = MCPServer("nothing")
+
+    @server.tool()
+    def reset() -> None:
+        """Reset, and say nothing."""
+
+    @server.tool()
+    def find(key: str) -> str | None:
+        """Find a key's value, or nothing."""
+
+    @server.tool()
+    def unhinted():
+        """Forget the return, without a hint."""
+    server.handle(request(1, "initialize", INIT))
+    server.handle(notification("notifications/initialized"))
+    assert server.handle(request(2, "tools/call", {"name": "reset"}))["result"] == {"content": []}
+    assert server.handle(request(2, "tools/call", {"name": "find", "arguments": {"key": "k"}}))["result"] == {"content": []}
+    assert server.handle(request(3, "tools/call", {"name": "unhinted"}))["result"] == {"content": [{"type": "text", "text":
+        'ERROR: the tool returned nothing (None): a forgotten return? A tool with nothing to say returns ""'}],
+        "isError": True}
+
+
+def test_an_argument_a_context_tool_does_not_take_is_minus_32602():
+    # mcp_min reads what the wrapped function takes: ctx is the server's, and "z" nobody's.
+    server = MCPServer("ctx")
+
+    @server.tool()
+    def count(n: int, ctx: Context) -> str:
+        """Count to n."""
+        return str(n)
+    server.handle(request(1, "initialize", INIT))
+    server.handle(notification("notifications/initialized"))
+    assert server.handle(request(2, "tools/call", {"name": "count", "arguments": {"n": 2, "z": 1}})) == error_response(
+        2, INVALID_PARAMS, "unexpected argument: z (this tool takes n)")
+    assert server.handle(request(3, "tools/call", {"name": "count", "arguments": {"n": 2}}))["result"]["content"] == [
+        {"type": "text", "text": "2"}]
+
+
+def test_a_static_resource_that_is_neither_text_nor_bytes_is_refused_when_added():
+    # As in mcp_min: a dict is not served as JSON labelled text/plain.
+    with pytest.raises(TypeError, match=r"a resource is text \(str\) or bytes, not a dict \(config://app\)"):
+        MCPServer("x").add_resource("config://app", {"debug": True})
 
 
 def test_server_discover_answers_without_a_handshake():

@@ -1,6 +1,7 @@
 """The lessons: every notebook runs, is valid nbformat 4, stores current outputs, and its exercises are solvable.
 
-Course 000's lessons (LAB) open mcp_min.py alone, and their naive versions fail the way the course says.
+Course 000's lessons (LAB) open mcp_min.py alone (and diagram.py, which draws with it), and their naive versions
+fail the way the course says.
 """
 
 import functools
@@ -27,6 +28,7 @@ BANNERS = {(number, title): name for name in SECTIONED for number, title in
 PROJECT = ["mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "tap", "board", "report_card", "diagram", "server_demo", "client_demo"]
 FIRST_CELL = "import sys, pathlib  # the project's folder (with mcp_min.py): where the notebook runs, or above it"
 LAB = ["01", "02", "03", "04", "07"]  # course 000's seams: these lessons open mcp_min.py alone (07 until its last part)
+DRAWN_WITH_THE_LAB = {"mcp_min", "diagram"}  # what a lab lesson imports: the lab, and the drawing of its sessions
 BEYOND = "## Beyond course 000"  # the heading of a lab lesson's last part, where it moves on to mcp_full.py
 
 
@@ -139,15 +141,15 @@ def test_notebook_is_short_imports_the_project_and_names_its_sections(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_a_lab_lesson_imports_mcp_min_alone_and_the_others_the_full_layer(path):
-    # Course 000's lessons import mcp_min and nothing else of the project until a "Beyond course 000" part;
-    # the others import the full layer (or the board), never the lab's module alone.
+    # Course 000's lessons import mcp_min, and diagram.py to draw, and nothing else of the project until a "Beyond
+    # course 000" part; the others import the full layer (or the board), never the lab's module alone.
     nb = notebook(path)
     if path.name[:2] in LAB:
         part = lab_part(nb)
         code = [build.source_of(c) for c in part if c["cell_type"] == "code"]
         assert len(code) >= 5
-        assert [project_imports(c) for c in code][0] == {"mcp_min"}
-        assert set().union(*(project_imports(c) for c in code)) == {"mcp_min"}
+        assert [project_imports(c) for c in code][0] == DRAWN_WITH_THE_LAB
+        assert set().union(*(project_imports(c) for c in code)) == DRAWN_WITH_THE_LAB
         rest = [build.source_of(c) for c in nb["cells"][len(part):] if c["cell_type"] == "code"]
         assert not rest or "mcp_full" in project_imports(rest[0]), "the last part starts by importing mcp_full"
     else:
@@ -163,8 +165,8 @@ LOADED = ("import sys, pathlib\n"
 
 @pytest.mark.parametrize("number", LAB)
 def test_a_lab_lesson_runs_on_mcp_min_alone_its_checks_and_solutions_too(number, tmp_path):
-    # The lab part, each exercise in it solved and checked, loads no module of the project but mcp_min
-    # (and lessons/checks.py): not through diagram.py, server_demo.py or a check.
+    # The lab part, each exercise in it solved and checked, loads no module of the project but mcp_min (and
+    # lessons/checks.py, and diagram.py, which draws with mcp_min alone): not mcp_full, server_demo.py or a check's.
     [path] = [nb for nb in NOTEBOOKS if nb.name.startswith(number + "_")]
     nb = notebook(path)
     part = {**nb, "cells": lab_part(nb)}
@@ -176,7 +178,7 @@ def test_a_lab_lesson_runs_on_mcp_min_alone_its_checks_and_solutions_too(number,
     for exercise in exercises:
         assert f"exercise {exercise}: solved" in printed
     loaded = eval(stdout_of(outputs[-1:]))
-    assert "mcp_min" in loaded and set(loaded) <= {"mcp_min", "lessons.checks"}, loaded
+    assert "mcp_min" in loaded and set(loaded) <= DRAWN_WITH_THE_LAB | {"lessons.checks"}, loaded
 
 
 def cited_modules() -> list:
@@ -307,6 +309,69 @@ def test_a_naive_version_fails_of_the_bug_the_course_names(name):
     assert stdout_of(outputs[-1:]) == probed
 
 
+# ---- naive answers end with a message, never a hang, whatever the other exercises changed ----
+
+def check_line(outputs: list, exercise: str) -> str:
+    """The line an exercise's check printed in a run's outputs."""
+    return next(line for line in stdout_of(outputs).splitlines() if line.startswith(f"exercise {exercise}: "))
+
+
+# exercise: (an answer the text invites, the check's line for it)
+NAIVE_ANSWERS = {
+    "02-1": ("def call_with_retry(client, method, params=None, attempts=3):\n"
+             "    while True:  # naive: retries whatever fails, forever\n"
+             "        try:\n"
+             "            return client.request(method, params)\n"
+             "        except Exception:\n"
+             "            continue\n",
+             "exercise 02-1: not solved yet (tools/delete : more than 20 requests for attempts=3; stop once attempts "
+             "tries are spent)"),
+    "03-1": ("class SpecGateServer(mcp_min.MCPServer):\n"
+             "    def handle(self, message):  # naive: the gate opened by hand, in the entry point\n"
+             "        if message.get('method') == 'initialize':\n"
+             "            self._initialized = True\n"
+             "        return super().handle(message)\n",
+             "exercise 03-1: not solved yet (SpecGateServer overrides handle: leave handle alone, and extend the "
+             "method that answers initialize)"),
+    "09-1": ("import re\n\n\n"
+             "def pick_date(ctx: Context) -> str:\n"
+             "    while True:  # naive: the same key in every round\n"
+             "        answer = ctx.elicit('date', 'Which day (YYYY-MM-DD)?', {'type': 'object'})\n"
+             "        if answer.get('action') != 'accept':\n"
+             "            return 'Nothing booked.'\n"
+             "        if re.fullmatch(r'\\d{4}-\\d{2}-\\d{2}', answer['content']['date']):\n"
+             "            return 'Booked ' + answer['content']['date']\n",
+             "exercise 09-1: not solved yet (after 'tomorrow', '24/12', '2026-12-24' the tool said \"ERROR: the question "
+             "'date' was asked already while serving this request, and gets the same answer: to ask again, use a new "
+             "key, such as 'date-2'\")"),
+}
+
+
+@pytest.mark.parametrize("exercise", NAIVE_ANSWERS)
+def test_a_naive_answer_ends_with_a_message_that_names_the_fix(exercise):
+    # A loop that would never end, or a method the text says to leave alone: the check says so, and returns.
+    answer, said = NAIVE_ANSWERS[exercise]
+    [lesson] = [nb for nb in NOTEBOOKS if nb.name.startswith(exercise[:2] + "_")]
+    assert check_line(build.run_notebook(lesson, replace={exercise: answer}), exercise) == said
+
+
+def test_exercise_04_2_is_checked_the_same_whether_04_1_was_solved_or_not():
+    # 04-1 changes spec_lab, a copy of the lab: mcp_min, on which 04-2 builds, keeps the course's codes.
+    naive = ("class SelfCorrectingServer(mcp_min.MCPServer):\n"
+             "    def _call_tool(self, params):\n"
+             "        try:\n"
+             "            return super()._call_tool(params)\n"
+             "        except mcp_min.RPCError as exc:\n"
+             "            if exc.code != mcp_min.INVALID_PARAMS or 'name' not in params:\n"
+             "                raise\n"
+             "            return {'content': [{'type': 'text', 'text': exc.message}], 'isError': True}\n")
+    solved = (LESSONS / "solutions" / "04-1.py").read_text(encoding="utf-8")
+    lesson = LESSONS / "04_tools.ipynb"
+    alone = check_line(build.run_notebook(lesson, replace={"04-2": naive}), "04-2")
+    after = check_line(build.run_notebook(lesson, replace={"04-1": solved, "04-2": naive}), "04-2")
+    assert alone == after and alone.startswith("exercise 04-2: not solved yet (")
+
+
 def gate_opens_at_the_initialize_response(send) -> list:
     """What a server answered, through send, to: initialize, tools/list before initialized, initialized, tools/list."""
     hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
@@ -408,3 +473,47 @@ def test_recording_draws_each_shape():
     rec.clear()
     assert rec.messages == []
 
+
+
+# ---- in a real Jupyter kernel, where students run them ----
+
+def jupyter_kernel(tmp_path, monkeypatch) -> str:
+    """The name of a kernel that runs this Python (with or without the official SDK, as this Python has it); skip
+    where nbclient or ipykernel is absent (pytest alone runs every other test; .ci/run installs them)."""
+    try:
+        import ipykernel  # noqa: F401 (the kernel)
+        import nbclient  # noqa: F401 (what runs the notebook in it)
+    except ImportError:
+        pytest.skip("no real kernel here: python -m pip install nbclient ipykernel")
+    spec = tmp_path / "kernels" / "lab-python"  # this very Python, whatever `python` on PATH is
+    spec.mkdir(parents=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "this Python", "language": "python"}), encoding="utf-8")
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    return "lab-python"
+
+
+def kernel_stdout(cell) -> str:
+    """What a cell run by nbclient printed."""
+    return "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_notebook_and_its_solutions_run_in_a_real_kernel(path, tmp_path, monkeypatch):
+    # As a student runs it: Run All in a kernel (whose own event loop runs in the cells' thread), each exercise's
+    # check saying "not solved yet"; then each exercise's solution run in a cell after the rest, and its check
+    # again, in the same kernel: each solved, in order, whatever the earlier exercises changed.
+    kernel = jupyter_kernel(tmp_path, monkeypatch)  # (or skip)
+    import nbclient
+    import nbformat
+    nb = nbformat.read(str(path), as_version=4)
+    exercises = exercise_cells(notebook(path))
+    for exercise in exercises:
+        nb.cells += [nbformat.v4.new_code_cell((LESSONS / "solutions" / f"{exercise}.py").read_text(encoding="utf-8")),
+                     nbformat.v4.new_code_cell(f'from lessons.checks import check\ncheck("{exercise}", globals())')]
+    nbclient.NotebookClient(nb, timeout=300, kernel_name=kernel, resources={"metadata": {"path": str(LESSONS)}}).execute()
+    said = [kernel_stdout(cell) for cell in nb.cells if cell.cell_type == "code" and "check(" in cell.source]
+    assert [line.splitlines()[-1].split(": ")[0] for line in said] == [f"exercise {e}" for e in exercises * 2]
+    assert all("not solved yet (" in line for line in said[:len(exercises)]), said
+    assert [line.splitlines()[-1] for line in said[len(exercises):]] == [f"exercise {e}: solved" for e in exercises]

@@ -685,7 +685,8 @@ def test_two_http_sessions_keep_separate_gates_allow_lists_and_catalogs():
             assert "result" in second.send(initialize_request(1))
             assert second.session_id != first.session_id
             # second has not sent initialized: its gate is shut while first's is open.
-            assert second.send(request(2, "tools/list")) == error_response(2, -32600, "server not initialized")
+            assert second.send(request(2, "tools/list")) == error_response(2, -32600, "server not initialized",
+                                                                           {"missing": "notifications/initialized"})
             assert first.send(request(2, "tools/call", {"name": "enable_subtract", "arguments": {}})) == response(
                 2, text_result("subtract is now available"))
             second.send(notification("notifications/initialized"))
@@ -759,7 +760,8 @@ def test_a_session_shares_the_catalog_and_starts_its_own_state():
     session = catalog.session()
     assert (session.tools is catalog.tools, session.resources is catalog.resources) == (True, True)
     assert (session.allowed_tools, session.server_info) == ({"add"}, catalog.server_info)
-    assert session.handle(request(2, "tools/list")) == error_response(2, -32600, "server not initialized")
+    assert session.handle(request(2, "tools/list")) == error_response(2, -32600, "server not initialized",
+                                                                      {"missing": "initialize"})
     assert catalog.sharing() == [catalog, session]
     del session
     gc.collect()  # a server refers to itself (its bound handlers): the cycle collector frees it

@@ -1,1 +1,1 @@
-mcp_min.UNKNOWN_TOOL = mcp_min.INVALID_PARAMS  # the spec's code: the tool name is a bad parameter
+spec_lab.UNKNOWN_TOOL = spec_lab.INVALID_PARAMS  # the spec's code: the tool name is a bad parameter
