@@ -1104,6 +1104,33 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
     return Endpoint((host, port), server, allowed_hosts)
 
 
+class Diagnoses(io.TextIOBase):
+    """stderr while serving HTTP: each whole line written at once, or dropped if the pipe is full, so that a host that
+    never reads stderr costs diagnoses (mcp_min's say, a thread's traceback), never a request thread's wait."""
+
+    def __init__(self, stderr):
+        self.fd, self.pending, self.lock = stderr.fileno(), "", threading.Lock()
+        stderr.flush()  # what the stderr before it holds goes first
+        os.set_blocking(self.fd, False)
+
+    def write(self, text: str) -> int:
+        """Keep text; write every line it completes, dropping what the pipe has no room for."""
+        with self.lock:
+            self.pending += text
+            # Up to the last line's end; all of it once it is longer than a pipe holds (a line that never ends).
+            cut = len(self.pending) if len(self.pending) > 65536 else self.pending.rfind("\n") + 1
+            data = memoryview(self.pending[:cut].encode("utf-8", "replace"))
+            self.pending = self.pending[cut:]
+            with contextlib.suppress(BlockingIOError):  # the pipe is full: the rest of these lines is dropped
+                while data:
+                    data = data[os.write(self.fd, data):]
+        return len(text)
+
+    def fileno(self) -> int:
+        """The file descriptor written to."""
+        return self.fd
+
+
 def serve_http(server, host: str = "127.0.0.1", port: int = 8000):
     """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated (server: as http_server's)."""
     try:
@@ -1112,8 +1139,8 @@ def serve_http(server, host: str = "127.0.0.1", port: int = 8000):
         raise SystemExit(f"mcp_min: cannot serve http://{host}:{port}{MCP_PATH}: {exc.strerror}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a host's SIGTERM is a clean stop
     print(f"mcp_min: serving http://{host}:{httpd.server_address[1]}{MCP_PATH}", file=sys.stderr, flush=True)
-    with contextlib.suppress(OSError, ValueError):
-        os.set_blocking(sys.stderr.fileno(), False)  # say() then drops a diagnosis nobody reads, rather than wait
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # a stderr with no file descriptor stays as it is
+        sys.stderr = Diagnoses(sys.stderr)
     with httpd:
         try:
             httpd.serve_forever()
