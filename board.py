@@ -28,10 +28,10 @@ import sys
 import threading
 import time
 
-from mcp_full import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
+from mcp_full import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, MAX_MESSAGE_BYTES, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
 from mcp_http import LOCAL_NAMES
 from mcp_min import RPCError, error_response, valid_id
-from mcp_stdio import MAX_MESSAGE_BYTES, parse
+from mcp_stdio import parse
 from tap import stop_server
 
 HOST, SERVER = "→", "←"

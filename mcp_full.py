@@ -1,6 +1,6 @@
 """mcp_full: the rest of MCP, built on course 000's lab (mcp_min.py) by subclassing it.
 
-mcp_min.py is the lab and stands alone; this module imports it and grows its three classes, each override
+mcp_min.py is the lab and stands alone; this module imports it and grows its server and client, each override
 calling the lab's with super(), so that course 000's code still runs under everything added here:
 
    5. Tools from type hints       @server.tool(), schemas, content blocks, URI templates, pages,
@@ -10,7 +10,9 @@ calling the lab's with super(), so that course 000's code still runs under every
    7. Asking the client           Context: log, progress, elicit, sample, roots; input_required rounds
                                   with a signed requestState; -32021                         course 004
    8. Both directions             the server's own requests, cancellation, subscriptions/listen
-   The server, The client, In memory: MCPServer, MCPClient and InMemoryTransport, mcp_min's grown by all four
+   The server, The client: MCPServer and MCPClient, mcp_min's grown by all four
+   In memory: InMemoryTransport, the lab's idea on this layer's Transport (the server's own messages cross
+                                  as they are sent, its questions are answered)
 
 A program written against the lab runs here unchanged, its import changed: the names are the lab's
 (`from mcp_full import MCPServer, MCPClient, InMemoryTransport, request, RPCError, ...`).
@@ -359,7 +361,7 @@ class Context:
         self.meta = meta if isinstance(meta, dict) else {}
         self.server, self.method, self.stream = server, message.get("method"), stream
         self.id = message.get("id")  # a handler sees only a valid one: mcp_min's _check refuses the rest
-        self.stateless = PROTOCOL_VERSION_KEY in self.meta or self.method == "server/discover"
+        self.stateless = is_stateless(message)
         self.send = stream.send if stream else server.send
         self.asked = set()  # the keys the function has asked while serving this request
 

@@ -1,11 +1,15 @@
 """mcp_http: Streamable HTTP, one endpoint and one POST a message (spec 2025-11-25 and 2026-07-28, basic/transports).
 
-  10. Streamable HTTP    http_server, serve_http; HttpTransport over HttpConnection; the 2026-07-28 headers
+  10. Streamable HTTP    the 2026-07-28 headers; HTTP/1.1 (HttpHandler, HttpServer); the MCP binding on it
+                         (Endpoint, EndpointHandler, HttpStream, EventLog, Session): http_server, serve_http;
+                         the client, HttpTransport over HttpConnection
 
 In the handshake era initialize opens a session (Mcp-Session-Id); in 2026-07-28 every POST stands alone and
 its headers repeat its body. A response is JSON, or an event stream written as the request's messages happen.
 The server reads each request's head itself, and the client each response, by RFC 9112: http.server's and
-http.client's readers cost more than the rest of a round trip.
+http.client's readers cost more than the rest of a round trip. The server is two layers, as http.server's
+servers are: HTTP/1.1, which knows nothing of MCP, and the MCP endpoint built on it, whose handlers reach it
+through self.server.
 
     python server_demo.py --http --port 8000    # serves http://127.0.0.1:8000/mcp
     client = MCPClient(HttpTransport("http://127.0.0.1:8000/mcp", trace=print_trace))
@@ -14,6 +18,7 @@ http.client's readers cost more than the rest of a round trip.
 import base64
 import collections
 import contextlib
+import email.utils
 import functools
 import http.server
 import io
@@ -33,10 +38,10 @@ import urllib.parse
 import mcp_full
 from mcp_min import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RPCError, \
     error_response, is_notification, notification, report, say
-from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MAX_KEPT_NOTIFICATIONS, MISSING_CLIENT_CAPABILITY,
-                      PROTOCOL_VERSION_KEY, PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION, Transport, header_name,
-                      is_stateless)
-from mcp_stdio import MAX_MESSAGE_BYTES, encode, parse, same_id
+from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MAX_KEPT_NOTIFICATIONS, MAX_MESSAGE_BYTES,
+                      MISSING_CLIENT_CAPABILITY, PROTOCOL_VERSION_KEY, PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
+                      Transport, encode, header_name, is_stateless)
+from mcp_stdio import Lines, parse, same_id
 
 HEADER_MISMATCH = -32020  # 2026-07-28 over HTTP: a header disagrees with the body (spec 2026-07-28, basic, "Error Codes")
 
@@ -73,6 +78,8 @@ RETRY_CAP_S = 10  # a client waits the retry it is told, or RETRY_MS untold, but
 MAX_RESUMES = 20  # times a client reconnects to one stream: a server that keeps closing it is given up on
 MAX_PARSED_IN_FLIGHT = 256 * 1024 * 1024  # what the bodies being served hold at once, parsed (parsed_size); past it, 503
 
+
+# ---- The 2026-07-28 headers: what a POST's headers repeat of its body, for the client and the server alike ----
 
 def header_value(text: str) -> str:
     """A header value for text: as it is if plain printable ASCII, else wrapped as =?base64?...?= (2026-07-28)."""
@@ -150,6 +157,356 @@ def param_headers(schema: dict, arguments: dict) -> dict:
     return headers
 
 
+def repeated_headers(message: dict, schema: dict | None = None) -> dict | None:
+    """What the headers of a 2026-07-28 POST repeat of its body, {header: its value in the body, None if absent}
+    (2026-07-28, Streamable HTTP, "Standard Headers" and "Custom Headers"; schema: a tools/call's tool's inputSchema);
+    None for a message whose _meta names no protocol version: its headers repeat nothing."""
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    if PROTOCOL_VERSION_KEY not in meta:
+        return None
+    method = message.get("method")
+    headers = {"MCP-Protocol-Version": meta[PROTOCOL_VERSION_KEY], "Mcp-Method": method}
+    if method in NAMED_METHODS:
+        headers["Mcp-Name"] = params.get(NAMED_METHODS[method])
+    if schema is not None and isinstance(params.get("arguments"), dict):
+        headers |= param_headers(schema, params["arguments"])
+    return headers
+
+
+# ---- HTTP/1.1, knowing nothing of MCP (RFC 9112) ----
+# The server reads each request's line and head by hand, and the client each response's: http.server's and
+# http.client's readers, built on the email package, cost more than the rest of a round trip. What could be read
+# two ways is refused and its connection closed, so that no byte of it is read as the next request.
+
+def read_head(reader) -> dict:
+    """Header lines, up to the empty line that ends them (RFC 9112, section 5), read by the server and the client
+    alike: {lower-case name: [its values, in order]}; ValueError(status, reason) for a head that is too large
+    (431) or could be read another way (400).
+    """
+    # A head usually arrives whole, in one packet: when it is all in the reader's buffer, each line ending in CRLF
+    # and the first empty line ending it, it is taken at once and split, not read a line at a time.
+    arrived = reader.peek(1)
+    end = arrived.find(b"\r\n\r\n")
+    if end > 0 and not arrived.startswith(b"\r\n") and arrived.count(b"\n", 0, end) == arrived.count(b"\r\n", 0, end):
+        lines = reader.read(end + 4)[:end].split(b"\r\n")
+    else:
+        lines = []
+        while (line := reader.readline(MAX_HEADER_LINE + 1)) not in (b"\r\n", b"\n", b""):  # b"": the connection ended
+            if len(line) > MAX_HEADER_LINE or len(lines) == MAX_HEADERS:
+                raise ValueError(431, "a header line is too long, or there are too many")
+            lines.append(line.removesuffix(b"\n").removesuffix(b"\r"))
+    if len(lines) > MAX_HEADERS:
+        raise ValueError(431, "a header line is too long, or there are too many")
+    fields = {}
+    for line in lines:
+        name, colon, value = str(line, "latin-1").partition(":")
+        if not colon or not name or name != name.strip() or "\r" in value:
+            # Whitespace before the colon, a line folded onto the one before, or a CR that ends no line: each
+            # could be read another way by another reader (RFC 9112, sections 2.2, 5.1 and 5.2).
+            raise ValueError(400, "a header line is a name, a colon and a value")
+        fields.setdefault(name.lower(), []).append(value.strip(" \t"))
+    return fields
+
+
+@functools.lru_cache(maxsize=256)  # a client names the same host with each request: read it once
+def host_of(url: str) -> str | None:
+    """The host a URL (or "//" and a Host header) names, lower-cased; ValueError if it cannot be read as one."""
+    return urllib.parse.urlsplit(url).hostname
+
+
+@functools.lru_cache(maxsize=2)  # formatted once a second, not for every response
+def http_date(second: int) -> str:
+    """The Date header's text for a second (RFC 9110, section 5.6.7)."""
+    return email.utils.formatdate(second, usegmt=True)
+
+
+def sse_event(data: str, event_id: str | None = None) -> bytes:
+    """One event of an event stream (WHATWG, server-sent events): its id, if any, and its data, on one line."""
+    named = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{named}event: message\ndata: {data}\n\n".encode()
+
+
+class HttpHandler(http.server.BaseHTTPRequestHandler):
+    """One connection of an HttpServer: its requests one after another (keep-alive), each request's line, head and
+    body read by hand and bounded; a response written whole, in one write, or as an event stream in chunks.
+    A subclass serves the methods (do_POST, ...); a refusal's body is error_body's."""
+    protocol_version = "HTTP/1.1"  # keep-alive: many requests on one connection
+    raw_requestline: bytes  # read by http.server's handle_one_request, before parse_request
+    disable_nagle_algorithm = True  # headers and body leave at once, not 40 ms apart
+    refusal_type = "text/plain; charset=utf-8"  # the Content-Type of error_body's bodies
+
+    def date_time_string(self, timestamp=None):
+        """The Date header's text, formatted once a second."""
+        return http_date(int(time.time() if timestamp is None else timestamp))
+
+    def log_message(self, format, *args):
+        pass  # no access log on stderr: a binding traces what it serves instead
+
+    def handle_one_request(self):
+        """Read and serve one request; the wait for it and its arrival, head and body, are bounded together."""
+        self.server.expect(self.connection)  # a first request's time counts from accept
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.arrived(self.connection)
+
+    def parse_request(self) -> bool:
+        """Read the request line and the header lines by hand (RFC 9112, sections 3 and 5). False, and a refusal
+        sent, if malformed."""
+        self.request_version, self.close_connection = "HTTP/1.1", True  # what a refusal speaks
+        self.requestline = str(self.raw_requestline, "latin-1").rstrip("\r\n")
+        self.command, self.path, version = (self.requestline.split(" ") + ["", ""])[:3]
+        if self.requestline.count(" ") != 2 or version not in ("HTTP/1.1", "HTTP/1.0"):
+            return self.refuse(400, "the request line is a method, a target and HTTP/1.1, one space apart")
+        try:
+            self.header_values = read_head(self.rfile)  # each name, lower-cased -> its values, in order
+        except ValueError as exc:
+            return self.refuse(*exc.args)  # 400, or 431 for a head too large
+        self.request_version = version
+        connection = self.header("Connection", "").lower()
+        self.close_connection = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
+        # curl asks before it sends a body over 1 kB: read_body answers 100 once Host, Origin and length are checked
+        self.continue_expected = self.header("Expect", "").lower() == "100-continue" and version == "HTTP/1.1"
+        return True
+
+    def header(self, name: str, default=None):
+        """The first value of the request's header name (in any case), or default."""
+        values = self.header_values.get(name.lower())
+        return values[0] if values else default
+
+    @property
+    def accepts_events(self) -> bool:
+        """Whether the client accepts an event stream (its Accept names text/event-stream)."""
+        return "text/event-stream" in self.header("Accept", "")
+
+    def is_allowed(self) -> bool:
+        """The path is the one served, and Host and Origin are allowed names; otherwise refuse before reading a body."""
+        try:
+            host = host_of("//" + self.header("Host", ""))
+            origin = self.header("Origin")
+            path = urllib.parse.urlsplit(self.path).path
+            origin_host = host_of(origin) if origin else None
+        except ValueError:  # "[" that opens no IPv6 address, say
+            return self.refuse(400, "Host, Origin or the target cannot be read as a URL's part")
+        if path != self.server.served_path:
+            return self.refuse(404, "not found: the endpoint is " + self.server.served_path)
+        allowed = self.server.allowed_hosts
+        if host not in allowed or (origin and origin_host not in allowed):
+            return self.refuse(403, "Host or Origin is not a local name")  # a DNS-rebinding page, say
+        return True
+
+    def no_body(self) -> bool:
+        """Whether the request (a GET, a DELETE) has no body; else refuse: it would be read as the next request."""
+        if "transfer-encoding" in self.header_values or self.header("Content-Length", "0") != "0":
+            return self.refuse(400, f"a {self.command} carries no body")
+        return True
+
+    def body_length(self) -> int | None:
+        """The length of the request's body, up to MAX_MESSAGE_BYTES; None, and a refusal sent, if it is framed any
+        other way than by one Content-Length."""
+        lengths = self.header_values.get("content-length", [])
+        length = lengths[0] if lengths else ""
+        if "transfer-encoding" in self.header_values or len(lengths) > 1:
+            # Two ways to frame one body could be read two ways: a smuggled request (RFC 9112, section 6.3).
+            self.refuse(400, "a body is framed by exactly one Content-Length, and no Transfer-Encoding")
+        elif not (len(length) <= 10 and length.isascii() and length.isdigit()):  # 1 to 10 decimal digits
+            self.refuse(411, "Content-Length is required, in decimal digits")
+        elif int(length) > MAX_MESSAGE_BYTES:
+            self.refuse(413, f"the body must be {MAX_MESSAGE_BYTES} bytes at most")
+        else:
+            return int(length)
+        return None
+
+    def read_body(self, length: int) -> bytes | None:
+        """The request's body, 100 Continue sent first if the client waits for it; None if it never came whole."""
+        if self.continue_expected:
+            self.handle_expect_100()  # only now: a body the server refuses is never sent
+        body = self.rfile.read(length)
+        if len(body) < length:
+            self.close_connection = True
+            return None  # the client went away, or the watchdog cut it off
+        return body
+
+    def refuse(self, status: int, reason: str, body: bytes | None = None) -> bool:
+        """Respond status with body (error_body's for reason, if None), drain what the client still sends, and close:
+        a kept-alive connection never reads a stale body as a request. False."""
+        self.close_connection = True
+        self.send_whole(status, self.error_body(reason) if body is None else body, self.refusal_type,
+                        {"Connection": "close"})
+        self.connection.shutdown(socket.SHUT_WR)  # the response is complete, and the client sees it end
+        self.connection.settimeout(2)
+        try:  # read what the client still sends (a body it writes before reading), so that it reads the response
+            while self.connection.recv(1 << 20):
+                pass
+        except OSError:
+            pass  # the client closed, or took too long: either way the response is out
+        return False
+
+    def error_body(self, reason: str) -> bytes:
+        """A refusal's body: the reason, as text (a binding says it in its own protocol)."""
+        return reason.encode()
+
+    def send_whole(self, status: int, body: bytes, content_type: str, headers: dict | None = None):
+        """A response whole: status line, headers and body leave in one write (one packet for a small one, not two)."""
+        head = [f"HTTP/1.1 {status} {self.responses[status][0]}", f"Date: {self.date_time_string()}",
+                f"Content-Type: {content_type}", f"Content-Length: {len(body)}"]
+        head += [f"{name}: {value}" for name, value in (headers or {}).items()]
+        self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
+
+    def start_events(self):
+        """The headers of an event stream, sent in chunks so that the connection stays usable after it; to an
+        HTTP/1.0 client, which reads no chunks, as the bytes themselves, the stream ending with the connection."""
+        self.send_response(200)
+        framing = {"Transfer-Encoding": "chunked"} if self.request_version == "HTTP/1.1" else {"Connection": "close"}
+        for name, value in {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                            "X-Accel-Buffering": "no", **framing}.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.close_connection = self.close_connection or self.request_version != "HTTP/1.1"
+
+    def write_chunk(self, data: bytes):
+        """One chunk of a chunked body; an empty one ends the body (HTTP/1.0: data as it is; the close ends it)."""
+        if self.request_version != "HTTP/1.1":
+            self.wfile.write(data)
+        else:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def client_gone(self) -> str | None:
+        """What reading the connection would say now: "end of file" (a close or a half-close), "reset", or None."""
+        try:
+            if self.connection.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                return "reset"  # after an end of file, a reset shows only here: reads go on saying end of file
+            readable = select.select([self.connection], [], [], 0)[0]
+            return "end of file" if readable and self.connection.recv(1, socket.MSG_PEEK) == b"" else None
+        except OSError:
+            return "reset"
+
+
+class HttpServer(http.server.ThreadingHTTPServer):
+    """http.server's threads, bounded: MAX_CONNECTIONS at once, each request arriving whole within REQUEST_S of the
+    moment its connection was accepted or became idle; one path served, to the Host and Origin names allowed.
+    Its watchdog looks every 0.25 s (look)."""
+    daemon_threads = True
+    request_queue_size = 1024  # connections waiting to be accepted (the default 5 resets a crowd)
+
+    def __init__(self, address: tuple, handler: type, served_path: str, allowed_hosts):
+        super().__init__(address, handler)
+        self.served_path, self.allowed_hosts = served_path, allowed_hosts
+        self.open_connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.lock = threading.Lock()  # connections' threads add and remove; the watchdog and accept look at it all
+        self.arriving = {}  # connection -> the moment by which its next request must have arrived whole
+        self.handed_over = set()  # connections cut to make room, whose slots went to the connections they made room for
+        self.closing = False
+        threading.Thread(target=self.watch, daemon=True).start()
+
+    def get_request(self):
+        try:
+            return super().get_request()
+        except OSError:
+            time.sleep(0.05)  # out of file descriptors, say: wait a moment rather than spin on accept
+            raise
+
+    def process_request(self, request, client_address):
+        # Full: the connection waiting the longest for its next request is cut to make room, so that idle
+        # sockets lock nobody out; with none waiting, stop accepting until a connection closes (the others wait
+        # in the listen queue). A wait of BUSY_S means every connection is busy: give up on this one.
+        if not self.open_connections.acquire(blocking=False):
+            with self.lock:
+                idlest = min(self.arriving, key=self.arriving.get, default=None)
+                self.arriving.pop(idlest, None)
+                if idlest is not None:
+                    self.handed_over.add(idlest)  # its slot is this one's now: a crowd of idle sockets is cut at once
+            if idlest is not None:
+                with contextlib.suppress(OSError):  # closed already
+                    idlest.shutdown(socket.SHUT_RDWR)
+            elif not self.open_connections.acquire(timeout=BUSY_S):
+                request.close()
+                return
+        with self.lock:
+            self.arriving[request] = time.monotonic() + REQUEST_S  # idle from now on: cut first, the earliest accepted
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.lock:
+                self.arriving.pop(request, None)  # a connection that ended before its first request was read
+                cut = request in self.handed_over
+                self.handed_over.discard(request)
+            if not cut:  # (a connection cut to make room gave its slot to the one it made room for)
+                self.open_connections.release()
+
+    def handle_error(self, request, client_address):
+        """A connection's thread raised: a client that went away is nothing to tell; a bug is told on stderr."""
+        error = sys.exc_info()[1]
+        if not isinstance(error, (OSError, ValueError)):  # a reset, a timeout or a broken pipe: the client's doing
+            report(f"a request from {client_address[0]} failed", error)  # the server's author sees where
+
+    def expect(self, connection: socket.socket):
+        """The connection's next request must arrive whole within REQUEST_S (its first, of the connection's accept)."""
+        with self.lock:
+            self.arriving.setdefault(connection, time.monotonic() + REQUEST_S)
+
+    def arrived(self, connection: socket.socket):
+        """The connection's request came whole (or never will): no deadline until the next is awaited."""
+        with self.lock:
+            self.arriving.pop(connection, None)
+
+    def watch(self):
+        """The watchdog's thread: look every 0.25 s, until the server closes."""
+        while not self.closing:
+            time.sleep(0.25)
+            self.look(time.monotonic())
+
+    def look(self, now: float):
+        """Cut off each connection whose next request has not arrived whole by its deadline."""
+        with self.lock:
+            late = [connection for connection, deadline in self.arriving.items() if now > deadline]
+            for connection in late:
+                del self.arriving[connection]
+        for connection in late:
+            with contextlib.suppress(OSError):  # closed already
+                connection.shutdown(socket.SHUT_RDWR)
+
+    def server_close(self):
+        self.closing = True
+        super().server_close()
+
+
+# ---- The MCP binding: sessions, both eras, streams and replay, the share of long requests ----
+# An Endpoint is the HttpServer of one path, /mcp, and each of its connections an EndpointHandler, which reaches it
+# through self.server (as http.server's handlers do). An MCP server ("mcp" throughout) answers: the endpoint's own
+# for the stateless requests, each handshake session's for that session's.
+
+def parsed_size(body: bytes) -> int:
+    """About the bytes json.loads makes of body: each object or array ~64, each string ~50, each item's slot 8."""
+    # A 4 MiB body of {}s parses to some 100 MB: what a request holds while its tool runs is this, not its length.
+    return len(body) + 64 * (body.count(b"{") + body.count(b"[")) + 25 * body.count(b'"') + 8 * body.count(b",")
+
+
+class Budget:
+    """What the requests being served may hold at once, counted; a request alone is always let in (it bounds crowds)."""
+
+    def __init__(self, limit: int):
+        self.limit, self.used, self.lock = limit, 0, threading.Lock()
+
+    def take(self, n: int, mine: int = 0) -> bool:
+        """Hold n more for a request that holds mine already, if they fit or nobody else holds any."""
+        with self.lock:
+            if self.used > mine and self.used + n > self.limit:
+                return False
+            self.used += n
+            return True
+
+    def give(self, n: int):
+        """Let go of n: a request was served."""
+        with self.lock:
+            self.used -= n
+
+
 class HttpStream:
     """One POST's response as a stream: the server's messages for this request become its events, written
     the moment they are sent, by whichever thread sends them.
@@ -202,10 +559,12 @@ class HttpStream:
             return  # its one answer is out: what its tool says or returns later goes nowhere
         if "method" not in message:
             self.done.set()  # (under the lock: a GET waiting for it writes its end only once this is out)
-        event = f"event: message\ndata: {encode(message)}\n\n".encode()
+        event_id = None
         if self.log is not None:
             self.number += 1
-            event = f"id: {self.key}.{self.number}\n".encode() + event
+            event_id = f"{self.key}.{self.number}"
+        event = sse_event(encode(message), event_id)
+        if event_id is not None:
             self.log.keep(self, self.number, event)
         try:
             if self.gone or self.handler is None:
@@ -289,6 +648,7 @@ class HttpStream:
         self.gone = self.handler.client_gone() == "reset"
         return self.gone
 
+
 class EventLog:
     """The events of a server's session streams, kept for a client that reconnects with Last-Event-ID (2025-11-25,
     "Resumability and Redelivery"): each for REPLAY_S seconds, at most REPLAY_STREAM_BYTES of one stream's and
@@ -338,10 +698,10 @@ class EventLog:
 
 
 class Session:
-    """One handshake session over HTTP: its server, when last used, its standing GET stream, its requests in flight."""
+    """One handshake session over HTTP: its MCP server, its last use, its standing GET stream, its requests in flight."""
 
-    def __init__(self, server, sid: str, log: EventLog):
-        self.server, self.sid, self.used = server, sid, time.monotonic()
+    def __init__(self, mcp, sid: str, log: EventLog):
+        self.mcp, self.sid, self.used = mcp, sid, time.monotonic()
         self.in_flight = 0  # POSTs being served: while one is, the session's notifications wait for its end
         self.standing = HttpStream(None, True, log=log, session_id=sid)  # the GET stream, once a client opens it
         self.lock = threading.Lock()
@@ -350,73 +710,387 @@ class Session:
         """The server sent something outside any request: on the GET stream at once, if one is open and no
         request is in flight (else it goes out at the end of the next POST, after that POST's own messages)."""
         if self.in_flight == 0 and self.standing.handler is not None:
-            for message in self.server.drain_outbox():
+            for message in self.mcp.drain_outbox():
                 self.standing.send(message)
 
 
-def read_head(reader) -> dict:
-    """Header lines, up to the empty line that ends them (RFC 9112, section 5), read by the server and the client
-    alike: {lower-case name: [its values, in order]}; ValueError(status, reason) for a head that is too large
-    (431) or could be read another way (400).
-    """
-    # A head usually arrives whole, in one packet: when it is all in the reader's buffer, each line ending in CRLF
-    # and the first empty line ending it, it is taken at once and split, not read a line at a time.
-    arrived = reader.peek(1)
-    end = arrived.find(b"\r\n\r\n")
-    if end > 0 and not arrived.startswith(b"\r\n") and arrived.count(b"\n", 0, end) == arrived.count(b"\r\n", 0, end):
-        lines = reader.read(end + 4)[:end].split(b"\r\n")
-    else:
-        lines = []
-        while (line := reader.readline(MAX_HEADER_LINE + 1)) not in (b"\r\n", b"\n", b""):  # b"": the connection ended
-            if len(line) > MAX_HEADER_LINE or len(lines) == MAX_HEADERS:
-                raise ValueError(431, "a header line is too long, or there are too many")
-            lines.append(line.removesuffix(b"\n").removesuffix(b"\r"))
-    if len(lines) > MAX_HEADERS:
-        raise ValueError(431, "a header line is too long, or there are too many")
-    fields = {}
-    for line in lines:
-        name, colon, value = str(line, "latin-1").partition(":")
-        if not colon or not name or name != name.strip() or "\r" in value:
-            # Whitespace before the colon, a line folded onto the one before, or a CR that ends no line: each
-            # could be read another way by another reader (RFC 9112, sections 2.2, 5.1 and 5.2).
-            raise ValueError(400, "a header line is a name, a colon and a value")
-        fields.setdefault(name.lower(), []).append(value.strip(" \t"))
-    return fields
+class EndpointHandler(HttpHandler):
+    """One connection of an Endpoint: its POSTs (a message each), its GET (a session's standing stream, or a stream
+    resumed) and its DELETE (a session's end). A refusal's body is a JSON-RPC error."""
+    refusal_type = "application/json"
 
+    def handle_one_request(self):
+        """HttpHandler's, then let go of what the request held: its bytes of the parsed budget, its listen stream."""
+        self.held, self.streaming = 0, False  # bytes of the parsed budget this request holds; whether it holds a stream
+        self.stream = self.request_id = None  # the request's HttpStream and id, once serve() has them (stop)
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.finished(self)
+            if self.held:
+                self.server.parsed.give(self.held)
+            if self.streaming:
+                self.server.listen_streams.give(1)
 
-@functools.lru_cache(maxsize=256)  # a client names the same host with each request: read it once
-def host_of(url: str) -> str | None:
-    """The host a URL (or "//" and a Host header) names, lower-cased; ValueError if it cannot be read as one."""
-    return urllib.parse.urlsplit(url).hostname
+    def error_body(self, reason: str) -> bytes:
+        """A refusal's body: a JSON-RPC error, -32600, saying why."""
+        return encode(error_response(None, INVALID_REQUEST, reason)).encode()
 
+    def do_GET(self):
+        """A session's standing stream, or (with Last-Event-ID) a stream resumed: what it missed, then the rest."""
+        if not self.is_allowed() or not self.no_body():
+            return
+        if not self.accepts_events:
+            return self.refuse(406, "a GET opens an event stream: accept text/event-stream")
+        self.server.arrived(self.connection)  # the stream may stay open as long as the session lasts
+        if self.header("Mcp-Session-Id") is None:  # 2026-07-28 has no sessions, so no stream outside a request
+            return self.refuse(405, "a standalone stream belongs to a session: initialize first")
+        session = self.session()
+        if session is None:
+            return
+        if not isinstance(session.mcp, mcp_full.MCPServer):
+            return self.refuse(405, "the lab's server sends nothing outside a request: no standing stream")
+        last = self.header("Last-Event-ID")
+        stream, after = (session.standing, session.standing.number) if last is None else \
+            self.server.log.find(session.sid, last)
+        if not self.server.get_streams.take(1):  # a connection each: they may not crowd out the POSTs
+            return self.refuse(503, f"{MAX_GET_STREAMS} GET streams are open already: the session works without one")
+        try:
+            # What the session's server sends may go out here from any thread: a client that stops reading is
+            # dropped after STREAM_WRITE_S (the stream waits for the next GET), and nobody else waits on it.
+            self.connection.settimeout(STREAM_WRITE_S)
+            problem = f"Last-Event-ID {last!r} names no stream of this session kept for replay" if stream is None \
+                else stream.attach(self, after)
+            if problem:
+                return self.refuse(400, problem)
+            session.deliver()  # what waited in the outbox, if nothing is in flight
+            # Until its response is out, another GET takes it over, or either side goes.
+            self.hold(stream, stream.done,
+                      lambda: stream.handler is not self or self.server.closing or bool(self.client_gone()))
+            with stream.lock:
+                self.end_events(stream)
+        finally:
+            self.server.get_streams.give(1)
 
-def parsed_size(body: bytes) -> int:
-    """About the bytes json.loads makes of body: each object or array ~64, each string ~50, each item's slot 8."""
-    # A 4 MiB body of {}s parses to some 100 MB: what a request holds while its tool runs is this, not its length.
-    return len(body) + 64 * (body.count(b"{") + body.count(b"[")) + 25 * body.count(b'"') + 8 * body.count(b",")
+    def do_DELETE(self):
+        """The end of the session Mcp-Session-Id names."""
+        if not self.is_allowed() or not self.no_body():
+            return
+        session = self.session(end=True)
+        if session:
+            session.standing.done.set()  # its GET, if open, ends
+            self.respond(200, None)
 
+    def do_POST(self):
+        """One message: in the handshake era, of a session (initialize opens one); in 2026-07-28, standing alone."""
+        if not self.is_allowed():
+            return
+        length = self.body_length()
+        if length is None or not self.reserve(length):  # before the body is read, its bytes; once read, its parse's
+            return
+        body = self.read_body(length)
+        if body is None or not self.reserve(parsed_size(body) - len(body)):
+            return
+        self.server.started(self)  # serving it may take as long as its tool needs (past LONG_S, MAX_LONG allowing)
+        try:
+            message = parse(body)  # once the body is read, the connection is reusable
+        except RPCError as exc:
+            return self.respond(400, error_response(None, exc.code, exc.message))
+        version = self.header("MCP-Protocol-Version")
+        if not isinstance(message, dict):  # a batch, a string, a number: handle() says what is wrong
+            return self.respond(400, self.server.mcp.handle(message))
+        if is_stateless(message):
+            self.post_stateless(message)
+        elif version is not None and version not in PUBLISHED_VERSIONS:
+            self.respond(400, error_response(None, INVALID_REQUEST, f"unknown MCP-Protocol-Version {version}"))
+        elif message.get("method") == "initialize":
+            self.respond(200, *self.server.open_session(message))
+        else:
+            session = self.session()
+            if session:
+                self.serve(session.mcp, message, lambda reply: 200, session)
 
-class Budget:
-    """What the requests being served may hold at once, counted; a request alone is always let in (it bounds crowds)."""
-
-    def __init__(self, limit: int):
-        self.limit, self.used, self.lock = limit, 0, threading.Lock()
-
-    def take(self, n: int, mine: int = 0) -> bool:
-        """Hold n bytes more for a request that holds mine already, if they fit or nobody else holds any."""
-        with self.lock:
-            if self.used > mine and self.used + n > self.limit:
-                return False
-            self.used += n
+    def reserve(self, n: int) -> bool:
+        """Hold n more bytes of the parsed budget for this request; past MAX_PARSED_IN_FLIGHT, refuse 503."""
+        if self.server.parsed.take(n, self.held):
+            self.held += n
             return True
+        reason = (f"the server holds all the request bodies it may at once ({MAX_PARSED_IN_FLIGHT} bytes parsed, "
+                  "MAX_PARSED_IN_FLIGHT): try again shortly")
+        return self.refuse(503, reason, encode(error_response(None, INTERNAL_ERROR, reason)).encode())
 
-    def give(self, n: int):
-        """Let go of n bytes: a request was served."""
+    def post_stateless(self, message: dict):
+        """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses."""
+        mcp = self.server.mcp
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        meta, method, name = params.get("_meta"), message.get("method"), params.get("name")
+        meta = meta if isinstance(meta, dict) else {}
+        tool = mcp.tools.get(name) if method == "tools/call" and isinstance(name, str) else None
+        repeated = None if is_notification(message) else repeated_headers(message, tool and tool["spec"]["inputSchema"])
+        problem = repeated and self.header_mismatch(repeated)  # the spec names no notification headers
+        if problem:
+            return self.respond(400, error_response(message.get("id"), HEADER_MISMATCH, problem))
+        if is_notification(message):
+            return self.respond(202, None)  # over HTTP, closing a stream is the cancel: nothing to pass on
+
+        def status(reply):
+            code = reply.get("error", {}).get("code")
+            if code in (UNSUPPORTED_PROTOCOL_VERSION, INVALID_REQUEST, PARSE_ERROR, MISSING_CLIENT_CAPABILITY):
+                return 400
+            if code == INVALID_PARAMS and not (CLIENT_CAPABILITIES_KEY in meta and PROTOCOL_VERSION_KEY in meta):
+                return 400  # a required _meta field is missing (2026-07-28, basic, "_meta")
+            if code == METHOD_NOT_FOUND and (method not in mcp.HANDLERS or method in HANDSHAKE_ONLY):
+                return 404  # the method itself is unknown here
+            return 200  # a tool's failure, or the lab's unknown tool, is still a 200
+        self.serve(mcp, message, status)
+
+    def header_mismatch(self, repeated: dict) -> str | None:
+        """What in the headers does not repeat the body (2026-07-28, Streamable HTTP, "Server Validation"), or None."""
+        for header, value in repeated.items():
+            sent = self.header_values.get(header.lower(), [])
+            if len(sent) > 1:
+                return f"the {header} header was sent {len(sent)} times"
+            try:
+                text = header_text(sent[0].strip(" \t")) if sent else None  # whitespace around a value is not part of it
+            except ValueError:
+                return f"the {header} header is not a valid =?base64?...?= value"
+            if not header_matches(text, value):
+                return f"the {header} header does not match the body"
+        return None
+
+    def serve(self, mcp, message, status, session: Session | None = None):
+        """handle() on this connection's thread; what the request sends meanwhile goes out as events, at once
+        (resumable events, in a session)."""
+        if not isinstance(message, dict) or "method" not in message or "id" not in message:
+            reply = mcp.handle(message)  # a notification, or the client's response to the server's question
+            return self.respond(202 if reply is None else status(reply), reply)
+        events_accepted = self.accepts_events
+        listen = message.get("method") == "subscriptions/listen"
+        if listen and not events_accepted:  # it would be kept, unheard
+            return self.respond(406, error_response(message.get("id"), INVALID_REQUEST,
+                                                    "subscriptions/listen answers on an event stream: accept text/event-stream"))
+        if listen:
+            self.streaming = self.server.listen_streams.take(1)
+            if not self.streaming:
+                return self.respond(503, error_response(message.get("id"), INTERNAL_ERROR,
+                                                        f"{MAX_STREAMS} listen streams are open, as many as may be "
+                                                        "(MAX_STREAMS): try again later"))
+        log = self.server.log if session else None  # a session's streams are resumable
+        stream = HttpStream(self, events_accepted, listen, log, session and session.sid)
+        self.stream, self.request_id = stream, message.get("id")
+        if listen:  # its writes come from whoever changes a list, and may never wait long
+            self.connection.settimeout(STREAM_WRITE_S)
+        if session:
+            with session.lock:
+                session.in_flight += 1
+        try:
+            # mcp_full's server takes the request's stream; the lab's serves the request whole, then answers
+            reply = mcp.handle(message, stream) if isinstance(mcp, mcp_full.MCPServer) else mcp.handle(message)
+        finally:
+            if session:
+                with session.lock:
+                    session.in_flight -= 1
+        if reply is None and listen and stream.started:  # open until the server ends it, or the client closes it
+            if self.hold(stream, stream.ended, lambda: stream.closed):
+                with stream.lock:
+                    self.end_events(stream)
+            else:  # over HTTP, closing the stream ends the subscription
+                mcp.stop_listening(stream)
+                self.close_connection = True
+            return
+        with stream.lock:  # held to the end: a request is stopped (stop) before it, or not at all
+            self.answer(mcp, stream, reply, status)
+
+    def answer(self, mcp, stream: HttpStream, reply, status):
+        """(Holding stream.lock.) The request's response, after the session's queued notifications: one body, or the
+        last events of its stream (on whichever connection carries the stream now: a resumed stream's GET)."""
+        if stream.stopped:  # it has its one answer, the error: the outbox waits for the session's next request
+            self.close_connection = True
+            return
+        queued = mcp.drain_outbox()  # the session's list_changed, if any
+        if stream.gone:
+            self.close_connection = True
+            return
+        if not stream.started:  # nothing was said before the response: one JSON body, in one write
+            stream.done.set()
+            return self.respond(202 if reply is None else status(reply), reply, queued=queued)
+        for event in queued + ([reply] if reply else []):
+            stream.write(event)
+        stream.done.set()
+        if stream.handler is not self:  # the client went, or resumed the stream on a GET, which ends it
+            self.close_connection = True
+            return
+        self.end_events(stream)
+
+    def hold(self, stream: HttpStream, finished: threading.Event, gone) -> bool:
+        """Keep stream open on this connection until finished is set (True) or gone() says the client went (False),
+        with a comment every KEEPALIVE_S: clients skip it; proxies see life."""
+        quiet_since = time.monotonic()
+        while not finished.wait(0.25):
+            if gone():
+                return False
+            if time.monotonic() - quiet_since > KEEPALIVE_S:
+                stream.send_comment(b": keep-alive\n\n")
+                quiet_since = time.monotonic()
+        return True
+
+    def end_events(self, stream: HttpStream):
+        """(Holding stream.lock.) End the event stream on this connection, which may then carry another request, at
+        its own pace; the stream, if resumable, goes on without a connection, kept for the next GET."""
+        if stream.handler is self:
+            stream.handler = None
+        try:
+            self.write_chunk(b"")
+            self.connection.settimeout(None)
+        except OSError:
+            self.close_connection = True
+
+    def stop(self):
+        """Stop this long request past the share of MAX_LONG: the busy error is its one answer (the watchdog's)."""
+        # Its tool sees ctx.cancelled, as if the client had cancelled it; what the request sends or returns later
+        # goes nowhere. Its connection is closed, and its slot is free once its tool returns: at once for a tool
+        # that heeds ctx.cancelled; mcp_min's lab cannot be told.
+        stream = self.stream
+        if stream is None or not stream.lock.acquire(blocking=False):
+            return  # no request to stop, or a write on it is under way: the watchdog comes back
+        try:
+            if stream.done.is_set() or stream.stopped:
+                return  # answered already
+            carrier, whole = stream.handler, False  # this connection, a GET that resumed the stream, or none
+            timeout = carrier.connection.gettimeout() if carrier else None
+            error = error_response(self.request_id, INTERNAL_ERROR, (
+                f"the server is busy: long requests and streams hold the {MAX_LONG} connections they may "
+                f"(MAX_LONG); this request ran past LONG_S ({LONG_S} s) and was stopped: try again later"))
+            try:
+                if carrier and not stream.gone:
+                    carrier.connection.settimeout(0)  # the watchdog waits for no client: what cannot go now is cut
+                if carrier is self and not stream.started and not stream.gone:
+                    self.respond(503, error, {"Connection": "close"})
+                    whole = True
+                else:
+                    stream.write(error)  # an event after the request's others (kept for replay, in a session)
+                    whole = stream.handler is self and not stream.gone  # (write() let go of a failed connection)
+                    if whole:
+                        self.write_chunk(b"")  # the end of the event stream
+            except OSError:
+                whole = False
+            finally:
+                if carrier:
+                    with contextlib.suppress(OSError):
+                        carrier.connection.settimeout(timeout)
+            stream.stopped = True
+            stream.done.set()  # a GET carrying the stream ends it
+            if carrier is self:  # its thread may serve nothing more on it: the client sees the answer end
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_WR if whole else socket.SHUT_RDWR)
+        finally:
+            stream.lock.release()
+
+    def session(self, end: bool = False) -> Session | None:
+        """The Session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
+        sid = self.header("Mcp-Session-Id")
+        session = self.server.find(sid, end)
+        if session is None:
+            status, reason = (400, "missing Mcp-Session-Id") if sid is None else (404, "unknown or ended session")
+            self.respond(status, error_response(None, INVALID_REQUEST, reason))
+        return session
+
+    def respond(self, status: int, reply, headers: dict | None = None, queued=()):
+        """Send the response whole, in one write: JSON, or an event stream when notifications go first."""
+        body, content_type = (encode(reply).encode() if reply else b""), "application/json"
+        if queued and self.accepts_events:
+            body = b"".join(sse_event(encode(message)) for message in [*queued, reply])
+            content_type = "text/event-stream"
+        self.send_whole(status, body, content_type, headers)
+
+
+class Endpoint(HttpServer):
+    """The MCP endpoint: Streamable HTTP at MCP_PATH, one EndpointHandler a connection (thread). mcp answers the
+    stateless requests, and factory() makes each handshake session's MCP server. Its watchdog also stops the newest
+    long POSTs past the share of MAX_LONG connections that long requests and streams may hold."""
+
+    def __init__(self, address: tuple, mcp, allowed_hosts=LOCAL_NAMES):
+        if isinstance(mcp, mcp_full.MCPServer):
+            self.mcp, self.factory = mcp, mcp.session  # every session shares its catalog
+        elif callable(mcp):
+            self.mcp, self.factory = mcp(), mcp  # a server of its own serves every stateless request
+        else:
+            raise TypeError("http_server takes mcp_full's MCPServer, or a function that makes each session's server")
+        self.sessions = {}  # Mcp-Session-Id -> its Session: one a client, in the handshake era; the least used first
+        self.sessions_lock = threading.Lock()
+        self.log = EventLog()  # what the sessions' streams sent, for a client that reconnects
+        self.get_streams = Budget(MAX_GET_STREAMS)  # GET streams open
+        self.listen_streams = Budget(MAX_STREAMS)  # listen streams open
+        self.parsed = Budget(MAX_PARSED_IN_FLIGHT)  # what the bodies being served hold, parsed
+        self.serving = {}  # EndpointHandler -> the moment its POST arrived whole, oldest first (guarded by lock)
+        super().__init__(address, EndpointHandler, MCP_PATH, allowed_hosts)  # (its watchdog starts last)
+
+    def open_session(self, message: dict) -> tuple:
+        """Serve initialize with a new session's MCP server, named by an unguessable id: (its reply, the header that
+        names the session, if it opened)."""
+        self.make_room()
+        mcp, sid = self.factory(), secrets.token_urlsafe(24)
+        reply = mcp.handle(message)
+        if not (reply and "result" in reply):
+            return reply, {}
+        session = Session(mcp, sid, self.log)
+        if isinstance(mcp, mcp_full.MCPServer):
+            mcp.on_send = session.deliver  # what it sends outside a request may take the GET stream
+        with self.sessions_lock:
+            self.sessions[sid] = session
+        return reply, {"Mcp-Session-Id": sid}
+
+    def find(self, sid: str | None, end: bool = False) -> Session | None:
+        """The Session sid names, now its last used (ended, if end); None if there is none."""
+        with self.sessions_lock:
+            session = self.sessions.pop(sid, None)
+            if session and not end:
+                session.used = time.monotonic()
+                self.sessions[sid] = session  # to the end: the sessions are kept in the order of their last use
+        return session
+
+    def make_room(self):
+        """Forget the sessions idle longer than SESSION_IDLE_S and, while MAX_SESSIONS are still open, the one
+        unused the longest: its client sees 404 and may initialize again (spec: session expiry), and no client
+        can hold every other out by opening sessions."""
+        now = time.monotonic()
+        with self.sessions_lock:
+            while self.sessions:
+                sid, session = next(iter(self.sessions.items()))  # the least recently used
+                if now - session.used <= SESSION_IDLE_S and len(self.sessions) < MAX_SESSIONS:
+                    break
+                del self.sessions[sid]
+                session.standing.done.set()
+
+    def started(self, handler: EndpointHandler):
+        """handler's POST came whole: no deadline; served from now on (long, past LONG_S)."""
         with self.lock:
-            self.used -= n
+            self.arriving.pop(handler.connection, None)
+            self.serving[handler] = time.monotonic()
+
+    def finished(self, handler: EndpointHandler):
+        """handler's request was served, or never came whole."""
+        with self.lock:
+            self.serving.pop(handler, None)
+
+    def look(self, now: float):
+        """HttpServer's look, then stop the newest long POSTs past the share of MAX_LONG."""
+        super().look(now)
+        with self.lock:
+            long = [handler for handler, since in self.serving.items()  # oldest first
+                    if now - since > LONG_S and not handler.streaming]
+        # The streams hold theirs first; the oldest long POSTs the rest. One stopped but still running (its tool
+        # heeds no cancel) holds its connection still, so it counts.
+        for handler in long[max(0, MAX_LONG - self.listen_streams.used - self.get_streams.used):]:
+            handler.stop()
+
+    def server_close(self):
+        if hasattr(self.mcp, "end_listening"):  # mcp_full's: each listen stream gets its response before the end
+            self.mcp.end_listening()
+        super().server_close()
 
 
-def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES):
+def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES) -> Endpoint:
     """A Streamable HTTP server at /mcp. Call serve_forever().
 
     server is mcp_full's MCPServer, whose catalog every session shares: it answers the stateless requests
@@ -427,549 +1101,34 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
     events the request sends as they happen, then its response; and the watchdog, which cuts a connection
     whose request is late and stops the newest long POSTs past MAX_LONG.
     """
+    return Endpoint((host, port), server, allowed_hosts)
 
-    sessions = {}  # Mcp-Session-Id -> its Session: one a client, in the handshake era
-    sessions_lock = threading.Lock()
-    if isinstance(server, mcp_full.MCPServer):
-        shared, factory = server, server.session
-    elif callable(server):
-        shared, factory = server(), server  # shared serves every stateless request: there is no session
-    else:
-        raise TypeError("http_server takes mcp_full's MCPServer, or a function that makes each session's server")
-    log = EventLog()  # what the sessions' streams sent, for a client that reconnects
-    get_streams = Budget(MAX_GET_STREAMS)  # GET streams open
-    arriving = {}  # connection -> the moment by which its next request must have arrived whole
-    serving = {}  # Handler -> the moment its POST arrived whole, oldest first: the watchdog stops the newest long ones
-    arriving_lock = threading.Lock()  # connections' threads add and remove; the watchdog and accept look at it all
-    handed_over = set()  # connections cut to make room, whose slots went to the connections they made room for
-    streams = Budget(MAX_STREAMS)  # listen streams open
-    in_flight = Budget(MAX_PARSED_IN_FLIGHT)  # what the bodies being served hold, parsed
-    dates = {}  # a second -> its Date header, formatted once a second rather than for every response
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive: many POSTs on one connection
-        raw_requestline: bytes  # read by http.server's handle_one_request, before parse_request
-        disable_nagle_algorithm = True  # headers and body leave at once, not 40 ms apart
+class Diagnoses(io.TextIOBase):
+    """stderr while serving HTTP: each whole line written at once, or dropped if the pipe is full, so that a host that
+    never reads stderr costs diagnoses (mcp_min's say, a thread's traceback), never a request thread's wait."""
 
-        def date_time_string(self, timestamp=None):
-            """The Date header's text, formatted once a second."""
-            second = int(time.time() if timestamp is None else timestamp)
-            text = dates.get(second)
-            if text is None:
-                text = super().date_time_string(second)
-                dates.clear()
-                dates[second] = text
-            return text
+    def __init__(self, stderr):
+        self.fd, self.pending, self.lock = stderr.fileno(), "", threading.Lock()
+        stderr.flush()  # what the stderr before it holds goes first
+        os.set_blocking(self.fd, False)
 
-        def log_message(self, format, *args):
-            pass  # no access log on stderr: trace the messages instead
+    def write(self, text: str) -> int:
+        """Keep text; write every line it completes, dropping what the pipe has no room for."""
+        with self.lock:
+            self.pending += text
+            # Up to the last line's end; all of it once it is longer than a pipe holds (a line that never ends).
+            cut = len(self.pending) if len(self.pending) > 65536 else self.pending.rfind("\n") + 1
+            data = memoryview(self.pending[:cut].encode("utf-8", "replace"))
+            self.pending = self.pending[cut:]
+            with contextlib.suppress(BlockingIOError):  # the pipe is full: the rest of these lines is dropped
+                while data:
+                    data = data[os.write(self.fd, data):]
+        return len(text)
 
-        def do_GET(self):
-            """A session's standing stream, or (with Last-Event-ID) a stream resumed: what it missed, then the rest."""
-            if not self.is_allowed():
-                return
-            if "transfer-encoding" in self.header_values or self.header("Content-Length", "0") != "0":
-                return self.refuse(400, "a GET carries no body")
-            if "text/event-stream" not in self.header("Accept", ""):
-                return self.refuse(406, "a GET opens an event stream: accept text/event-stream")
-            arriving.pop(self.connection, None)  # arrived: the stream may stay open as long as the session lasts
-            if self.header("Mcp-Session-Id") is None:  # 2026-07-28 has no sessions, so no stream outside a request
-                return self.refuse(405, "a standalone stream belongs to a session: initialize first")
-            session = self.session()
-            if session is None:
-                return
-            if not isinstance(session.server, mcp_full.MCPServer):
-                return self.refuse(405, "the lab's server sends nothing outside a request: no standing stream")
-            last = self.header("Last-Event-ID")
-            stream, after = (session.standing, session.standing.number) if last is None else log.find(session.sid, last)
-            if not get_streams.take(1):  # a connection each: they may not crowd out the POSTs
-                return self.refuse(503, f"{MAX_GET_STREAMS} GET streams are open already: the session works without one")
-            try:
-                # What the session's server sends may go out here from any thread: a client that stops reading is
-                # dropped after STREAM_WRITE_S (the stream waits for the next GET), and nobody else waits on it.
-                self.connection.settimeout(STREAM_WRITE_S)
-                problem = f"Last-Event-ID {last!r} names no stream of this session kept for replay" if stream is None \
-                    else stream.attach(self, after)
-                if problem:
-                    return self.refuse(400, problem)
-                session.deliver()  # what waited in the outbox, if nothing is in flight
-                self.hold_get_stream(stream)
-            finally:
-                get_streams.give(1)
-
-        def hold_get_stream(self, stream: HttpStream):
-            """Keep a GET's stream open until its response is out, another GET takes it over, or either side goes."""
-            quiet_since = time.monotonic()
-            while not stream.done.wait(0.25) and stream.handler is self and not self.server.closing:
-                if self.client_gone():
-                    break
-                if time.monotonic() - quiet_since > KEEPALIVE_S:
-                    stream.send_comment(b": keep-alive\n\n")
-                    quiet_since = time.monotonic()
-            with stream.lock:
-                if stream.handler is self:
-                    stream.handler = None  # the stream goes on without a connection, kept for the next GET
-                try:
-                    self.write_chunk(b"")
-                    self.connection.settimeout(None)  # the connection may carry another request, at its own pace
-                except OSError:
-                    self.close_connection = True
-
-        def do_DELETE(self):
-            if not self.is_allowed():
-                return
-            if "transfer-encoding" in self.header_values or self.header("Content-Length", "0") != "0":
-                return self.refuse(400, "a DELETE carries no body")  # else the body would be read as the next request
-            session = self.session(end=True)
-            if session:
-                session.standing.done.set()  # its GET, if open, ends
-                self.respond(200, None)
-
-        def handle_one_request(self):
-            """Read and serve one request; the wait for it and its arrival, headers and body, are bounded together."""
-            with arriving_lock:  # the watchdog cuts a connection past it; a first request's time counts from accept
-                arriving.setdefault(self.connection, time.monotonic() + REQUEST_S)
-            self.held, self.streaming = 0, False  # bytes of in_flight this request holds; whether it holds a stream
-            self.stream = self.request_id = None  # the request's HttpStream and id, once serve() has them (stop)
-            try:
-                super().handle_one_request()
-            finally:
-                self.served()
-                if self.held:
-                    in_flight.give(self.held)
-                if self.streaming:
-                    streams.give(1)
-
-        def arrived(self):
-            """This POST came whole: no deadline, and no longer idle; served from now on (long, past LONG_S)."""
-            with arriving_lock:
-                arriving.pop(self.connection, None)
-                serving[self] = time.monotonic()
-
-        def served(self):
-            """This connection's request was served, or never came whole: neither arriving nor being served."""
-            with arriving_lock:
-                arriving.pop(self.connection, None)
-                serving.pop(self, None)
-
-        def parse_request(self) -> bool:
-            """Read the request line and the header lines by hand (RFC 9112): http.server's own reader, built on
-            the email package, costs more than all the rest of a POST. False, and a refusal sent, if malformed.
-            """
-            self.request_version, self.close_connection = "HTTP/1.1", True  # what a refusal speaks
-            self.requestline = str(self.raw_requestline, "latin-1").rstrip("\r\n")
-            self.command, self.path, version = (self.requestline.split(" ") + ["", ""])[:3]
-            if self.requestline.count(" ") != 2 or version not in ("HTTP/1.1", "HTTP/1.0"):
-                return self.refuse(400, "the request line is a method, a target and HTTP/1.1, one space apart")
-            try:
-                self.header_values = read_head(self.rfile)  # each name, lower-cased -> its values, in order
-            except ValueError as exc:
-                return self.refuse(*exc.args)  # 400, or 431 for a head too large
-            self.request_version = version
-            connection = self.header("Connection", "").lower()
-            self.close_connection = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")
-            # curl asks before it sends a body over 1 kB: do_POST answers 100 once Host, Origin and length are checked
-            self.continue_expected = self.header("Expect", "").lower() == "100-continue" and version == "HTTP/1.1"
-            return True
-
-        def header(self, name: str, default=None):
-            """The first value of the request's header name (in any case), or default."""
-            values = self.header_values.get(name.lower())
-            return values[0] if values else default
-
-        def do_POST(self):
-            lengths = self.header_values.get("content-length", [])
-            if not self.is_allowed():
-                return
-            if "transfer-encoding" in self.header_values or len(lengths) > 1:
-                # Two ways to frame one body could be read two ways: a smuggled request (RFC 9112, section 6.3).
-                return self.refuse(400, "a body is framed by exactly one Content-Length, and no Transfer-Encoding")
-            length = lengths[0] if lengths else ""
-            if not (len(length) <= 10 and length.isascii() and length.isdigit()):  # 1 to 10 decimal digits
-                return self.refuse(411, "Content-Length is required, in decimal digits")
-            if int(length) > MAX_MESSAGE_BYTES:
-                return self.refuse(413, f"the body must be {MAX_MESSAGE_BYTES} bytes at most")
-            if not self.hold(int(length)):  # before the body is read, its bytes; once read, what parsing it makes
-                return
-            if self.continue_expected:
-                self.handle_expect_100()  # only now: a body the server refuses is never sent
-            body = self.rfile.read(int(length))
-            if len(body) < int(length):
-                self.close_connection = True
-                return  # the body never came whole: the client went away, or the watchdog cut it off
-            if not self.hold(parsed_size(body) - len(body)):
-                return
-            self.arrived()  # serving it may take as long as its tool needs (past LONG_S, MAX_LONG allowing)
-            try:
-                message = parse(body)  # once the body is read, the connection is reusable
-            except RPCError as exc:
-                return self.respond(400, error_response(None, exc.code, exc.message))
-            version = self.header("MCP-Protocol-Version")
-            if not isinstance(message, dict):  # a batch, a string, a number: handle() says what is wrong
-                return self.respond(400, shared.handle(message))
-            if is_stateless(message):
-                self.post_stateless(message)
-            elif version is not None and version not in PUBLISHED_VERSIONS:
-                self.respond(400, error_response(None, INVALID_REQUEST, f"unknown MCP-Protocol-Version {version}"))
-            elif message.get("method") == "initialize":  # a new session, named by an unguessable id
-                self.make_room_for_a_session()
-                server, sid = factory(), secrets.token_urlsafe(24)
-                reply = server.handle(message)
-                if reply and "result" in reply:
-                    session = Session(server, sid, log)
-                    if isinstance(server, mcp_full.MCPServer):
-                        server.on_send = session.deliver  # what it sends outside a request may take the GET stream
-                    with sessions_lock:
-                        sessions[sid] = session
-                self.respond(200, reply, {"Mcp-Session-Id": sid} if reply and "result" in reply else {})
-            else:
-                session = self.session()
-                if session:
-                    self.serve(session.server, message, lambda reply: 200, session)
-
-        def hold(self, n: int) -> bool:
-            """Hold n more bytes of in_flight for this request; if they would pass MAX_PARSED_IN_FLIGHT, refuse 503."""
-            if in_flight.take(n, self.held):
-                self.held += n
-                return True
-            return self.refuse(503, f"the server holds all the request bodies it may at once ({MAX_PARSED_IN_FLIGHT} "
-                                    "bytes parsed, MAX_PARSED_IN_FLIGHT): try again shortly", INTERNAL_ERROR)
-
-        def post_stateless(self, message):
-            """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses."""
-            params = message.get("params") if isinstance(message.get("params"), dict) else {}
-            meta, method = params.get("_meta"), message.get("method")
-            meta = meta if isinstance(meta, dict) else {}
-            if PROTOCOL_VERSION_KEY in meta and not is_notification(message):  # the spec names no notification headers
-                problem = self.header_mismatch(method, params, meta)
-                if problem:
-                    return self.respond(400, error_response(message.get("id"), HEADER_MISMATCH, problem))
-            if is_notification(message):
-                return self.respond(202, None)  # over HTTP, closing a stream is the cancel: nothing to pass on
-
-            def status(reply):
-                code = reply.get("error", {}).get("code")
-                if code in (UNSUPPORTED_PROTOCOL_VERSION, INVALID_REQUEST, PARSE_ERROR, MISSING_CLIENT_CAPABILITY):
-                    return 400
-                if code == INVALID_PARAMS and not (CLIENT_CAPABILITIES_KEY in meta and PROTOCOL_VERSION_KEY in meta):
-                    return 400  # a required _meta field is missing (2026-07-28, basic, "_meta")
-                if code == METHOD_NOT_FOUND and (method not in shared.HANDLERS or method in HANDSHAKE_ONLY):
-                    return 404  # the method itself is unknown here
-                return 200  # a tool's failure, or the lab's unknown tool, is still a 200
-            self.serve(shared, message, status)
-
-        def header_mismatch(self, method, params: dict, meta: dict) -> str | None:
-            """What in the headers does not repeat the body (2026-07-28, Streamable HTTP, "Server Validation"), or None."""
-            expected = {"MCP-Protocol-Version": meta.get(PROTOCOL_VERSION_KEY), "Mcp-Method": method}
-            if method in NAMED_METHODS:
-                expected["Mcp-Name"] = params.get(NAMED_METHODS[method])
-            tool = shared.tools.get(params.get("name")) if method == "tools/call" else None
-            if tool and isinstance(params.get("arguments"), dict):
-                expected |= param_headers(tool["spec"]["inputSchema"], params["arguments"])
-            for header, value in expected.items():
-                sent = self.header_values.get(header.lower(), [])
-                if len(sent) > 1:
-                    return f"the {header} header was sent {len(sent)} times"
-                try:
-                    text = header_text(sent[0].strip(" \t")) if sent else None  # whitespace around a value is not part of it
-                except ValueError:
-                    return f"the {header} header is not a valid =?base64?...?= value"
-                if not header_matches(text, value):
-                    return f"the {header} header does not match the body"
-            return None
-
-        def serve(self, server, message, status, session: Session | None = None):
-            """handle() on this connection's thread; what the request sends meanwhile goes out as events, at once
-            (resumable events, in a session)."""
-            if not isinstance(message, dict) or "method" not in message or "id" not in message:
-                reply = server.handle(message)  # a notification, or the client's response to the server's question
-                return self.respond(202 if reply is None else status(reply), reply)
-            events_accepted = "text/event-stream" in self.header("Accept", "")
-            if message.get("method") == "subscriptions/listen" and not events_accepted:  # it would be kept, unheard
-                return self.respond(406, error_response(message.get("id"), INVALID_REQUEST,
-                                                        "subscriptions/listen answers on an event stream: accept text/event-stream"))
-            if message.get("method") == "subscriptions/listen":
-                self.streaming = streams.take(1)
-                if not self.streaming:
-                    return self.respond(503, error_response(message.get("id"), INTERNAL_ERROR,
-                                                            f"{MAX_STREAMS} listen streams are open, as many as may be "
-                                                            "(MAX_STREAMS): try again later"))
-            stream = HttpStream(self, events_accepted, message.get("method") == "subscriptions/listen",
-                                log if session else None, session and session.sid)
-            self.stream, self.request_id = stream, message.get("id")
-            if stream.ended:  # a listen stream: its writes come from whoever changes a list, and may never wait long
-                self.connection.settimeout(STREAM_WRITE_S)
-            if session:
-                with session.lock:
-                    session.in_flight += 1
-            try:
-                # mcp_full's server takes the request's stream; the lab's serves the request whole, then answers
-                reply = server.handle(message, stream) if isinstance(server, mcp_full.MCPServer) else server.handle(message)
-            finally:
-                if session:
-                    with session.lock:
-                        session.in_flight -= 1
-            if reply is None and message.get("method") == "subscriptions/listen" and stream.started:
-                return self.hold_open(server, stream)
-            with stream.lock:  # held to the end: a request is stopped (stop) before it, or not at all
-                if stream.stopped:  # it has its one answer, the error: the outbox waits for the session's next request
-                    self.close_connection = True
-                    return
-                queued = server.drain_outbox()  # the session's list_changed, if any
-                if stream.gone:
-                    self.close_connection = True
-                    return
-                if not stream.started:  # nothing was said before the response: one JSON body, in one write
-                    stream.done.set()
-                    return self.respond(202 if reply is None else status(reply), reply, queued=queued)
-                for event in queued + ([reply] if reply else []):
-                    stream.write(event)  # on whichever connection carries the stream now (a resumed stream's GET)
-                stream.done.set()
-                if stream.handler is not self:  # the client went, or resumed the stream on a GET, which ends it
-                    self.close_connection = True
-                    return
-                stream.handler = None
-                try:
-                    self.write_chunk(b"")  # the end of the event stream; the connection stays usable
-                except OSError:
-                    self.close_connection = True
-
-        def stop(self):
-            """Stop this long request past the share of MAX_LONG: the busy error is its one answer (the watchdog's)."""
-            # Its tool sees ctx.cancelled, as if the client had cancelled it; what the request sends or returns later
-            # goes nowhere. Its connection is closed, and its slot is free once its tool returns: at once for a tool
-            # that heeds ctx.cancelled; mcp_min's lab cannot be told.
-            stream = self.stream
-            if stream is None or not stream.lock.acquire(blocking=False):
-                return  # no request to stop, or a write on it is under way: the watchdog comes back
-            try:
-                if stream.done.is_set() or stream.stopped:
-                    return  # answered already
-                carrier, whole = stream.handler, False  # this connection, a GET that resumed the stream, or none
-                timeout = carrier.connection.gettimeout() if carrier else None
-                error = error_response(self.request_id, INTERNAL_ERROR, (
-                    f"the server is busy: long requests and streams hold the {MAX_LONG} connections they may "
-                    f"(MAX_LONG); this request ran past LONG_S ({LONG_S} s) and was stopped: try again later"))
-                try:
-                    if carrier and not stream.gone:
-                        carrier.connection.settimeout(0)  # the watchdog waits for no client: what cannot go now is cut
-                    if carrier is self and not stream.started and not stream.gone:
-                        self.respond(503, error, {"Connection": "close"})
-                        whole = True
-                    else:
-                        stream.write(error)  # an event after the request's others (kept for replay, in a session)
-                        whole = stream.handler is self and not stream.gone  # (write() let go of a failed connection)
-                        if whole:
-                            self.write_chunk(b"")  # the end of the event stream
-                except OSError:
-                    whole = False
-                finally:
-                    if carrier:
-                        with contextlib.suppress(OSError):
-                            carrier.connection.settimeout(timeout)
-                stream.stopped = True
-                stream.done.set()  # a GET carrying the stream ends it
-                if carrier is self:  # its thread may serve nothing more on it: the client sees the answer end
-                    with contextlib.suppress(OSError):
-                        self.connection.shutdown(socket.SHUT_WR if whole else socket.SHUT_RDWR)
-            finally:
-                stream.lock.release()
-
-        def hold_open(self, server: mcp_full.MCPServer, stream: HttpStream):
-            """Keep a listen stream open until the server ends it or the client goes; a comment now and then."""
-            quiet_since = time.monotonic()
-            while not stream.ended.wait(0.25):
-                if stream.closed:  # the client closed it: over HTTP, that ends the subscription
-                    server.stop_listening(stream)
-                    self.close_connection = True
-                    return
-                if time.monotonic() - quiet_since > KEEPALIVE_S:
-                    stream.send_comment(b": keep-alive\n\n")  # clients skip a comment; proxies see life
-                    quiet_since = time.monotonic()
-            with stream.lock:
-                try:
-                    self.write_chunk(b"")
-                    self.connection.settimeout(None)  # the connection may carry another request, at its own pace
-                except OSError:
-                    self.close_connection = True
-
-        def client_gone(self) -> str | None:
-            """What reading the connection would say now: "end of file" (a close or a half-close), "reset", or None."""
-            try:
-                if self.connection.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
-                    return "reset"  # after an end of file, a reset shows only here: reads go on saying end of file
-                readable = select.select([self.connection], [], [], 0)[0]
-                return "end of file" if readable and self.connection.recv(1, socket.MSG_PEEK) == b"" else None
-            except OSError:
-                return "reset"
-
-        def start_events(self):
-            """The headers of an event stream, sent in chunks so that the connection stays usable after it; to an
-            HTTP/1.0 client, which reads no chunks, as the bytes themselves, the stream ending with the connection."""
-            self.send_response(200)
-            framing = {"Transfer-Encoding": "chunked"} if self.request_version == "HTTP/1.1" else {"Connection": "close"}
-            for name, value in {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                                "X-Accel-Buffering": "no", **framing}.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.close_connection = self.close_connection or self.request_version != "HTTP/1.1"
-
-        def write_chunk(self, data: bytes):
-            """One chunk of a chunked body; an empty one ends the body (HTTP/1.0: data as it is; the close ends it)."""
-            if self.request_version != "HTTP/1.1":
-                self.wfile.write(data)
-            else:
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-            self.wfile.flush()
-
-        def session(self, end: bool = False):
-            """The Session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
-            sid = self.header("Mcp-Session-Id")
-            with sessions_lock:
-                session = sessions.pop(sid, None)
-                if session and not end:
-                    session.used = time.monotonic()
-                    sessions[sid] = session  # to the end: the sessions are kept in the order of their last use
-            if session is None:
-                status, reason = (400, "missing Mcp-Session-Id") if sid is None else (404, "unknown or ended session")
-                self.respond(status, error_response(None, INVALID_REQUEST, reason))
-            return session
-
-        def make_room_for_a_session(self):
-            """Forget the sessions idle longer than SESSION_IDLE_S and, while MAX_SESSIONS are still open, the one
-            unused the longest: its client sees 404 and may initialize again (spec: session expiry), and no client
-            can hold every other out by opening sessions."""
-            now = time.monotonic()
-            with sessions_lock:
-                while sessions:
-                    sid, session = next(iter(sessions.items()))  # the least recently used
-                    if now - session.used <= SESSION_IDLE_S and len(sessions) < MAX_SESSIONS:
-                        break
-                    del sessions[sid]
-                    session.standing.done.set()
-
-        def is_allowed(self) -> bool:
-            """The path is /mcp, and Host and Origin are local names; otherwise refuse before reading a body."""
-            try:
-                host = host_of("//" + self.header("Host", ""))
-                origin = self.header("Origin")
-                path = urllib.parse.urlsplit(self.path).path
-                origin_host = host_of(origin) if origin else None
-            except ValueError:  # "[" that opens no IPv6 address, say
-                return self.refuse(400, "Host, Origin or the target cannot be read as a URL's part")
-            if path != MCP_PATH:
-                return self.refuse(404, "not found: the endpoint is " + MCP_PATH)
-            if host not in allowed_hosts or (origin and origin_host not in allowed_hosts):
-                return self.refuse(403, "Host or Origin is not a local name")  # a DNS-rebinding page, say
-            return True
-
-        def refuse(self, status: int, reason: str, code: int = INVALID_REQUEST) -> bool:
-            """Respond, drain the body, and close: a kept-alive connection never reads a stale body as a request."""
-            self.close_connection = True
-            self.respond(status, error_response(None, code, reason), {"Connection": "close"})
-            self.connection.shutdown(socket.SHUT_WR)  # the response is complete, and the client sees it end
-            self.connection.settimeout(2)
-            try:  # read what the client still sends (a body it writes before reading), so that it reads the response
-                while self.connection.recv(1 << 20):
-                    pass
-            except OSError:
-                pass  # the client closed, or took too long: either way the response is out
-            return False
-
-        def respond(self, status: int, reply, headers=None, queued=()):
-            """Send the response whole, in one write: JSON, or an event stream when notifications go first."""
-            body, content_type = (encode(reply).encode() if reply else b""), "application/json"
-            if queued and "text/event-stream" in self.header("Accept", ""):
-                body = "".join(f"event: message\ndata: {encode(m)}\n\n" for m in [*queued, reply]).encode()
-                content_type = "text/event-stream"
-            head = [f"HTTP/1.1 {status} {self.responses[status][0]}", f"Date: {self.date_time_string()}",
-                    f"Content-Type: {content_type}", f"Content-Length: {len(body)}"]
-            head += [f"{name}: {value}" for name, value in (headers or {}).items()]
-            # Status line, headers and body leave in one write: one packet for a small response, not two.
-            self.wfile.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body)
-
-    class Server(http.server.ThreadingHTTPServer):
-        """http.server's threads, bounded: how many connections at once, how long one may take to arrive."""
-        daemon_threads = True
-        request_queue_size = 1024  # connections waiting to be accepted (the default 5 resets a crowd)
-
-        def __init__(self, *args):
-            super().__init__(*args)
-            self.open_connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
-            self.closing = False
-            threading.Thread(target=self.watch, daemon=True).start()
-
-        def get_request(self):
-            try:
-                return super().get_request()
-            except OSError:
-                time.sleep(0.05)  # out of file descriptors, say: wait a moment rather than spin on accept
-                raise
-
-        def process_request(self, request, client_address):
-            # Full: the connection waiting the longest for its next request is cut to make room, so that idle
-            # sockets lock nobody out; with none waiting, stop accepting until a connection closes (the others wait
-            # in the listen queue). A wait of BUSY_S means every connection is busy: give up on this one.
-            if not self.open_connections.acquire(blocking=False):
-                with arriving_lock:
-                    idlest = min(arriving, key=arriving.get, default=None)
-                    arriving.pop(idlest, None)
-                    if idlest is not None:
-                        handed_over.add(idlest)  # its slot is this one's now: a crowd of idle sockets is cut at once
-                if idlest is not None:
-                    with contextlib.suppress(OSError):  # closed already
-                        idlest.shutdown(socket.SHUT_RDWR)
-                elif not self.open_connections.acquire(timeout=BUSY_S):
-                    request.close()
-                    return
-            with arriving_lock:
-                arriving[request] = time.monotonic() + REQUEST_S  # idle from now on: cut first, the earliest accepted
-            super().process_request(request, client_address)
-
-        def process_request_thread(self, request, client_address):
-            try:
-                super().process_request_thread(request, client_address)
-            finally:
-                with arriving_lock:
-                    arriving.pop(request, None)  # a connection that ended before its first request was read
-                    cut = request in handed_over
-                    handed_over.discard(request)
-                if not cut:  # (a connection cut to make room gave its slot to the one it made room for)
-                    self.open_connections.release()
-
-        def handle_error(self, request, client_address):
-            """A connection's thread raised: a client that went away is nothing to tell; a bug is told on stderr."""
-            error = sys.exc_info()[1]
-            if not isinstance(error, (OSError, ValueError)):  # a reset, a timeout or a broken pipe: the client's doing
-                report(f"a request from {client_address[0]} failed", error)  # the server's author sees where
-
-        def watch(self):
-            """The watchdog: cut off each connection whose next request has not arrived whole by its deadline; stop
-            the newest long POSTs past the share of MAX_LONG connections that long requests and streams may hold."""
-            while not self.closing:
-                time.sleep(0.25)
-                now = time.monotonic()
-                with arriving_lock:
-                    late = [connection for connection, deadline in arriving.items() if now > deadline]
-                    for connection in late:
-                        del arriving[connection]
-                    long = [handler for handler, since in serving.items()  # oldest first
-                            if now - since > LONG_S and not handler.streaming]
-                for connection in late:
-                    with contextlib.suppress(OSError):  # closed already
-                        connection.shutdown(socket.SHUT_RDWR)
-                # The streams hold theirs first; the oldest long POSTs the rest. One stopped but still running (its tool
-                # heeds no cancel) holds its connection still, so it counts.
-                for handler in long[max(0, MAX_LONG - streams.used - get_streams.used):]:
-                    handler.stop()
-
-        def server_close(self):
-            self.closing = True
-            if hasattr(shared, "end_listening"):  # mcp_full's: each listen stream gets its response before the server goes
-                shared.end_listening()
-            super().server_close()
-
-    return Server((host, port), Handler)
+    def fileno(self) -> int:
+        """The file descriptor written to."""
+        return self.fd
 
 
 def serve_http(server, host: str = "127.0.0.1", port: int = 8000):
@@ -980,14 +1139,16 @@ def serve_http(server, host: str = "127.0.0.1", port: int = 8000):
         raise SystemExit(f"mcp_min: cannot serve http://{host}:{port}{MCP_PATH}: {exc.strerror}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a host's SIGTERM is a clean stop
     print(f"mcp_min: serving http://{host}:{httpd.server_address[1]}{MCP_PATH}", file=sys.stderr, flush=True)
-    with contextlib.suppress(OSError, ValueError):
-        os.set_blocking(sys.stderr.fileno(), False)  # say() then drops a diagnosis nobody reads, rather than wait
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # a stderr with no file descriptor stays as it is
+        sys.stderr = Diagnoses(sys.stderr)
     with httpd:
         try:
             httpd.serve_forever()
         except KeyboardInterrupt:
             pass  # Ctrl-C: stop quietly
 
+
+# ---- The client: HttpTransport, on kept-alive connections it reads by hand (HttpConnection) ----
 
 class StreamCut(ConnectionError):
     """The server closed the connection before the body ended: an event stream with an id may be resumed."""
@@ -1024,6 +1185,7 @@ class HttpConnection:
         self.status, self.headers = 0, {}  # the response being read: its status; lower-case name -> first value
         self.left = 0  # bytes of the body (or of its current chunk) not read yet
         self.chunked = self.in_chunk = self.closing = False  # chunked; inside a chunk; Connection: close
+        self.lines, self.split = collections.deque(), Lines()  # an event stream's lines read, not taken; its splitter
         self.deadline = float("inf")  # by when the response must have come whole (a listen stream: never)
 
     def request(self, method: str, path: str, headers: dict, body: bytes = b""):
@@ -1059,6 +1221,12 @@ class HttpConnection:
             raise ConnectionError(f"the response's body of {length} bytes is over {MAX_MESSAGE_BYTES} bytes "
                                   "(MAX_MESSAGE_BYTES), the largest message")
         self.left = 0 if self.chunked else int(length)
+        self.lines, self.split = collections.deque(), Lines(MAX_MESSAGE_BYTES + len("data: \r"))  # with its field name
+
+    @property
+    def is_event_stream(self) -> bool:
+        """Whether the response's body is an event stream (text/event-stream), read event by event."""
+        return self.headers.get("content-type", "").startswith("text/event-stream")
 
     def more(self) -> bool:
         """Whether the body holds more: for a chunked body, move on to its next chunk, if any (RFC 9112, 7.1)."""
@@ -1091,18 +1259,20 @@ class HttpConnection:
                                       "the largest message")
         return b"".join(pieces)
 
-    def read_line(self) -> bytes:
-        """The body's next line (b"" at its end): an event stream is read line by line, across its chunks; a line over
-        MAX_MESSAGE_BYTES (the largest message, with its field name) is a ConnectionError, not memory without end."""
-        pieces, size = [b""], 0  # a line longer than one chunk comes in pieces: joined once, not copied a piece at a time
-        while not pieces[-1].endswith(b"\n") and self.more():
-            pieces.append(self.take(self.reader.readline(min(self.left, 1 << 20))))
-            size += len(pieces[-1])
-            if size > MAX_MESSAGE_BYTES + len("data: \r\n"):
+    def read_line(self) -> bytes | None:
+        """The body's next line, its newline left out (None at the body's end): an event stream is read line by line,
+        across its chunks; a line over MAX_MESSAGE_BYTES (the largest message, with its field name) is a
+        ConnectionError, not memory without end."""
+        while not self.lines:
+            if not self.more():
+                self.lines.extend(self.split.end())
+                return self.lines.popleft() if self.lines else None
+            self.lines.extend(self.split.feed(self.take(self.reader.read1(min(self.left, 1 << 16)))))
+            if self.split.skipping or None in self.lines:
                 self.closing = True
                 raise ConnectionError(f"a line of the event stream is over {MAX_MESSAGE_BYTES} bytes (MAX_MESSAGE_BYTES), "
                                       "the largest message")
-        return b"".join(pieces)
+        return self.lines.popleft()
 
     def take(self, data: bytes) -> bytes:
         """Count data read from the body; the server closing before the body ends is a ConnectionError."""
@@ -1165,16 +1335,13 @@ class HttpTransport(Transport):
     def headers_for(self, message: dict) -> dict:
         """The headers of a POST: what 2026-07-28 repeats from the body, or the session's."""
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-        meta = (message.get("params") or {}).get("_meta") or {}
-        if PROTOCOL_VERSION_KEY in meta:  # stateless: the headers repeat what the body says
-            headers |= {"MCP-Protocol-Version": meta[PROTOCOL_VERSION_KEY], "Mcp-Method": message["method"]}
-            if message["method"] in NAMED_METHODS:
-                headers["Mcp-Name"] = header_value(str(message["params"].get(NAMED_METHODS[message["method"]])))
-            if message["method"] == "tools/call" and message["params"].get("name") in self.tool_schemas:
-                arguments = message["params"].get("arguments") or {}
-                for name, value in param_headers(self.tool_schemas[message["params"]["name"]], arguments).items():
-                    if value is not None:
-                        headers[name] = header_value(header_text_of(value))
+        name = (message.get("params") or {}).get("name")
+        called = message.get("method") == "tools/call" and isinstance(name, str)
+        schema = self.tool_schemas.get(name) if called else None
+        repeated = repeated_headers(message, schema)
+        if repeated is not None:  # stateless: the headers repeat what the body says
+            headers |= {header: header_value(header_text_of(value)) for header, value in repeated.items()
+                        if value is not None}
         elif self.session_id:
             headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
         return headers
@@ -1183,14 +1350,14 @@ class HttpTransport(Transport):
         """POST one message: 202 means no response; a JSON body or an event stream holds the response."""
         deadline = time.monotonic() + self.timeout
         try:
-            reply = self.post(self.connection, message)
-            self.session_id = reply.headers.get("mcp-session-id") or self.session_id
-            if reply.status == 202 or is_notification(message):
-                reply.read()
+            self.post(self.connection, message)
+            self.session_id = self.connection.headers.get("mcp-session-id") or self.session_id
+            if self.connection.status == 202 or is_notification(message):
+                self.connection.read()
                 if message.get("method") == "notifications/initialized" and self.session_id:
                     self.open_standing_stream()
                 return None
-            return self.response_to(message, reply, deadline)
+            return self.response_to(message, self.connection, deadline)
         except RPCError:
             self.connection.close()  # the rest of a body that cannot be read is not read: start afresh
             raise
@@ -1205,38 +1372,47 @@ class HttpTransport(Transport):
                 raise
             raise ConnectionError(f"HTTP: {exc!r}") from exc
 
-    def response_to(self, message: dict, reply: HttpConnection, deadline: float) -> dict:
-        """The response to message, from reply's body; an event stream that ends before it, having given an event id,
-        is resumed (spec 2025-11-25, basic/transports, "Resumability and Redelivery") if its connection was cut, or
-        if it ended after a retry field (a server SHOULD send one before it closes the connection, not the stream).
-        A stream that ends with neither is over: the request gets no response (it was cancelled, say)."""
-        cursor = {}  # the stream's last event id and retry, as its events set them
+    def response_to(self, message: dict, connection: HttpConnection, deadline: float) -> dict:
+        """The response to message, from the body on connection (resumed, if its event stream ends early); a body
+        that ends without it is a ConnectionError: the request gets no response (it was cancelled, say)."""
+        cursor = {}
+        for incoming in self.resumed(connection, deadline, (StreamCut, ConnectionResetError), cursor=cursor):
+            if not isinstance(incoming, dict):
+                continue  # not a message at all
+            if "method" not in incoming and (same_id(incoming.get("id"), message["id"])
+                                             or refused(connection.status, incoming)):
+                if cursor["resumes"]:
+                    connection.close()  # a resumed stream may stay open after its response
+                else:
+                    connection.read()  # the rest of the body, so that the connection can carry the next POST
+                return self.received_response(message, incoming)
+            answer = self.receive(incoming)
+            if answer is not None:
+                self.post_aside(answer)
+        raise ConnectionError(f"HTTP {connection.status}: the body held no response to {message['method']}")
+
+    def resumed(self, connection: HttpConnection, deadline: float, cut: tuple, traced: bool = True, cursor=None):
+        """The messages of the body on connection, each as it arrives. An event stream that ends early, having given an
+        event id, is resumed (spec 2025-11-25, basic/transports, "Resumability and Redelivery") if its connection was
+        cut (an error of cut), or if it ended after a retry field (a server SHOULD send one before it closes the
+        connection, not the stream): after the retry, with GET and Last-Event-ID, up to MAX_RESUMES times. A stream
+        that ends with neither is over, and so is one on a connection this transport let go of (close)."""
+        cursor = {} if cursor is None else cursor  # the stream's last event id and retry, and how often it was resumed
         for resumes in range(MAX_RESUMES + 1):
-            cut = False
+            cursor["resumes"], stopped = resumes, False
             try:
-                for incoming in self.messages(reply, self.connection, deadline, cursor=cursor):
-                    if not isinstance(incoming, dict):
-                        continue  # not a message at all
-                    if "method" not in incoming and (same_id(incoming.get("id"), message["id"])
-                                                     or refused(reply.status, incoming)):
-                        if resumes:
-                            self.connection.close()  # a resumed stream may stay open after its response
-                        else:
-                            reply.read()  # the rest of the body, so that the connection can carry the next POST
-                        return self.received_response(message, incoming)
-                    answer = self.receive(incoming)
-                    if answer is not None:
-                        self.post_aside(answer)
-            except (StreamCut, ConnectionResetError):
+                yield from self.messages(connection, deadline, traced, cursor)
+            except cut:
                 if "id" not in cursor:
                     raise
-                cut = True
-            if "id" not in cursor or not (cut or "retry" in cursor):
-                raise ConnectionError(f"HTTP {reply.status}: the body held no response to {message['method']}")
-            self.connection.close()
+                stopped = True
+            if "id" not in cursor or not (stopped or "retry" in cursor) or connection not in (
+                    self.connection, self.standing_connection):
+                return
+            connection.close()
             self.wait_retry(cursor, deadline)
-            reply = self.resume(self.connection, cursor["id"], deadline)
-        raise ConnectionError(f"the stream of {message['method']} ended {MAX_RESUMES + 1} times without its response")
+            self.resume(connection, cursor["id"], deadline)
+        raise ConnectionError(f"the event stream ended {MAX_RESUMES + 1} times before its end")
 
     def wait_retry(self, cursor: dict, deadline: float):
         """Wait before reconnecting: the retry the stream gave (a client MUST, 2025-11-25), bounded by RETRY_CAP_S."""
@@ -1245,73 +1421,62 @@ class HttpTransport(Transport):
             raise TimeoutError("the stream's retry would outlast the timeout")
         time.sleep(wait)
 
-    def get(self, connection: HttpConnection, last_event_id: str | None = None) -> HttpConnection:
-        """GET the session's standing stream, or resume a stream after last_event_id; the response's head read."""
+    def get(self, connection: HttpConnection, last_event_id: str | None = None):
+        """GET the session's standing stream, or resume a stream after last_event_id, on connection; the response's
+        head read, its body not yet."""
         headers = {"Accept": "text/event-stream"}
         if self.session_id:
             headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
         connection.request("GET", self.path, headers)
-        return connection
 
-    def resume(self, connection: HttpConnection, last_event_id: str, deadline: float) -> HttpConnection:
-        """Reconnect to a stream with GET and Last-Event-ID: its response, carrying what the stream sent since."""
-        connection.timeout = max(0.01, deadline - time.monotonic())
+    def resume(self, connection: HttpConnection, last_event_id: str, deadline: float):
+        """Reconnect to a stream with GET and Last-Event-ID: its response, carrying what the stream sent since, is read
+        on connection from now on (its head within the timeout; its body by deadline)."""
+        connection.timeout = max(0.01, min(deadline - time.monotonic(), self.timeout))
         try:
-            reply = self.get(connection, last_event_id)
+            self.get(connection, last_event_id)
         finally:
             connection.timeout = self.timeout
-        if reply.status != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
-            body = reply.read()[:200].decode(errors="replace")
+        if connection.status != 200 or not connection.is_event_stream:
+            body = connection.read()[:200].decode(errors="replace")
             connection.close()
-            raise ConnectionError(f"HTTP {reply.status}: resuming the stream after {last_event_id} failed: {body}")
-        return reply
+            raise ConnectionError(f"HTTP {connection.status}: resuming the stream after {last_event_id} failed: {body}")
+        connection.deadline = deadline
 
     def open_standing_stream(self):
         """GET the session's standing stream (2025-11-25, "Listening for Messages from the Server"): 405 means the
         server offers none. Its head is read here, so that the server has it before the next request."""
         connection = self.new_connection()
         try:
-            reply = self.get(connection)
-            if reply.status != 200 or not reply.headers.get("content-type", "").startswith("text/event-stream"):
-                reply.read()
+            self.get(connection)
+            if connection.status != 200 or not connection.is_event_stream:
+                connection.read()
                 connection.close()
                 return  # 405: not offered; anything else: no stream, and the session works without it
         except OSError:
             connection.close()
             return
-        connection.socket.settimeout(None)  # it may be quiet as long as the session lasts
+        connection.deadline = float("inf")  # it may be quiet as long as the session lasts (each read waits timeout)
         self.standing_connection = connection
-        threading.Thread(target=self.read_standing, args=(connection, reply), daemon=True).start()
+        threading.Thread(target=self.read_standing, args=(connection,), daemon=True).start()
 
-    def read_standing(self, connection: HttpConnection, reply: HttpConnection):
-        """The standing stream's thread: answer each request at once, keep each notification; resume the stream if
-        the server ends it having given an event id; stop when the client closes it."""
-        cursor = {}
-        for _ in range(MAX_RESUMES + 1):
-            cut = False
-            try:
-                for incoming in self.messages(reply, connection, float("inf"), traced=False, cursor=cursor):
-                    if not isinstance(incoming, dict) or "method" not in incoming:
-                        continue  # a response belongs on the stream of its request
-                    if "id" not in incoming:
-                        self.arrived.put(incoming)  # handed over (and traced) by drain(), on the caller's thread
-                        continue
-                    answer = self.receive(self.traced("←", incoming))
-                    if answer is not None:
-                        self.post_aside(answer)
-            except (OSError, ValueError, AttributeError):
-                cut = True  # the stream was closed: by us (close) or by the server
-            if self.standing_connection is not connection or "id" not in cursor or not (cut or "retry" in cursor):
-                return  # closed by us, or not resumable, or ended by the server (as response_to decides)
-            try:
-                connection.close()
-                self.wait_retry(cursor, float("inf"))
-                reply = self.resume(connection, cursor["id"], time.monotonic() + self.timeout)
-                connection.socket.settimeout(None)
-            except OSError:
-                return
+    def read_standing(self, connection: HttpConnection):
+        """The standing stream's thread: answer each request at once, keep each notification (resumed as a POST's
+        stream is, OSError and all); stop when the client closes it."""
+        try:
+            for incoming in self.resumed(connection, float("inf"), (OSError, ValueError, AttributeError), traced=False):
+                if not isinstance(incoming, dict) or "method" not in incoming:
+                    continue  # a response belongs on the stream of its request
+                if "id" not in incoming:
+                    self.arrived.put(incoming)  # handed over (and traced) by drain(), on the caller's thread
+                    continue
+                answer = self.receive(self.traced("←", incoming))
+                if answer is not None:
+                    self.post_aside(answer)
+        except (OSError, ValueError, AttributeError):
+            pass  # closed by us (close), or a resumption failed: the session works without the stream
 
     def received_response(self, message: dict, reply: dict) -> dict:
         """Learn what a response teaches the transport (the version, the tools' header annotations); return it.
@@ -1326,40 +1491,40 @@ class HttpTransport(Transport):
             self.learn_headers(result)
         return reply
 
-    def post(self, connection: HttpConnection, message: dict) -> HttpConnection:
-        """Send one POST on connection; the connection, its response's status and headers read, its body not yet."""
+    def post(self, connection: HttpConnection, message: dict):
+        """Send one POST on connection; its response's status and headers read, its body not yet."""
         connection.request("POST", self.path, self.headers_for(message), json.dumps(self.traced("→", message)).encode())
-        return connection
 
     def post_aside(self, message: dict):
         """POST a message on the side connection, while the main one is busy streaming (202 expected)."""
         with self.aside:
             self.side_connection = self.side_connection or self.new_connection()
             try:
-                self.post(self.side_connection, message).read()
+                self.post(self.side_connection, message)
+                self.side_connection.read()
             except OSError:
                 self.side_connection.close()
 
-    def messages(self, reply, connection, deadline: float, traced: bool = True, cursor: dict | None = None):
-        """The messages of a response body, each as it arrives: one JSON body, or an event stream's events
-        (cursor, if given, keeps the stream's last event id and retry, in milliseconds)."""
-        if not reply.headers.get("content-type", "").startswith("text/event-stream"):
-            body = reply.read()
+    def messages(self, connection: HttpConnection, deadline: float, traced: bool = True, cursor: dict | None = None):
+        """The messages of the response body on connection, each as it arrives: one JSON body, or an event stream's
+        events (cursor, if given, keeps the stream's last event id and retry, in milliseconds)."""
+        if not connection.is_event_stream:
+            body = connection.read()
             try:
                 yield self.traced("←", parse(body))  # invalid UTF-8 and deep nesting too: -32700, as a server says
             except RPCError as exc:
-                if 200 <= reply.status < 300:
+                if 200 <= connection.status < 300:
                     raise RPCError(exc.code, f"the response body is not JSON ({exc.message})")
-                raise ConnectionError(f"HTTP {reply.status}: {body[:200].decode(errors='replace')}")
+                raise ConnectionError(f"HTTP {connection.status}: {body[:200].decode(errors='replace')}")
             return
         data, size = [], 0  # the event's data lines so far, and their length
         while True:
             if deadline != float("inf"):
                 connection.socket.settimeout(max(0.01, deadline - time.monotonic()))  # the whole wait is bounded
-            line = reply.read_line()
-            if not line:
+            line = connection.read_line()
+            if line is None:
                 return
-            line = line.decode("utf-8", "replace").rstrip("\r\n")
+            line = line.decode("utf-8", "replace").rstrip("\r")
             field, _, value = line.partition(":")
             value = value.removeprefix(" ")  # one space after the colon is not the value's (WHATWG, SSE)
             if field == "data":
@@ -1390,22 +1555,23 @@ class HttpTransport(Transport):
         A thread then reads the stream, keeping its notifications for _pump_notifications.
         """
         self.listen_connection = self.new_connection()
-        reply = self.post(self.listen_connection, message)
+        self.post(self.listen_connection, message)
         self.listen_connection.deadline = float("inf")  # the stream lasts as long as it lasts; each read waits timeout
-        incoming = self.messages(reply, self.listen_connection, float("inf"), traced=False)
+        incoming = self.messages(self.listen_connection, float("inf"), traced=False)
         first = self.traced("←", next(incoming, None))
         if not isinstance(first, dict) or first.get("method") != "notifications/subscriptions/acknowledged":
             return first  # an error response, or nothing MCPClient.listen can take for an acknowledgement
-
-        def keep_reading():
-            try:
-                for later in incoming:
-                    if isinstance(later, dict):
-                        self.arrived.put(later)  # handed over (and traced) by drain(), on the caller's thread
-            except (OSError, ValueError, AttributeError, RPCError):
-                pass  # the stream was closed (by us, stop_listening, or by the server), or sent what is not JSON
-        threading.Thread(target=keep_reading, daemon=True).start()
+        threading.Thread(target=self.read_listening, args=(incoming,), daemon=True).start()
         return first
+
+    def read_listening(self, incoming):
+        """The listen stream's thread: keep each message that arrives for drain()."""
+        try:
+            for later in incoming:
+                if isinstance(later, dict):
+                    self.arrived.put(later)  # handed over (and traced) by drain(), on the caller's thread
+        except (OSError, ValueError, AttributeError, RPCError):
+            pass  # the stream was closed (by us, stop_listening, or by the server), or sent what is not JSON
 
     def drain(self) -> list:
         """The notifications received so far, those of the listen stream included, handed over once."""

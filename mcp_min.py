@@ -550,20 +550,8 @@ def report(what: str, exc: BaseException):
 
 
 def say(text: str):
-    """Write a diagnosis on stderr, never on stdout (the wire, over stdio). Where a transport has made stderr
-    non-blocking (mcp_http), a pipe nobody reads costs the line, never a wait: serving comes first."""
-    try:
-        fd = sys.stderr.fileno()
-    except (AttributeError, OSError, ValueError):  # a notebook's or a test's stderr: a file of Python's own
-        print(text, file=sys.stderr, flush=True)
-        return
-    sys.stderr.flush()  # what print() left in its buffer goes first
-    data = memoryview((text + "\n").encode("utf-8", "replace"))
-    try:
-        while data:
-            data = data[os.write(fd, data):]
-    except BlockingIOError:
-        pass  # nobody reads stderr: the rest of the line is dropped
+    """Write a diagnosis on stderr, never on stdout (the wire, over stdio)."""
+    print(text, file=sys.stderr, flush=True)
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 3. The client ----

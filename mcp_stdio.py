@@ -1,6 +1,7 @@
 """mcp_stdio: the stdio transport, one message a line; stdout carries the wire and nothing else (course 004, section 4).
 
-   9. stdio    parse (the transport edge, where -32700 is raised), serve_stdio, StdioTransport
+   9. stdio    parse (the transport edge, where -32700 is raised), serve_stdio, StdioTransport; Lines, the
+               one bounded line splitter (the HTTP client reads event streams with it too)
 
 serve_stdio serves any server with mcp_min's seam: handle(message) and drain_outbox(). Where the server has
 more (mcp_full's: on_send, stop_waiting, end_listening), it uses that too: a tool's progress reaches the
@@ -242,25 +243,43 @@ def read_lines(stdin, write):
 def raw_lines(stdin):
     """stdin's lines, newlines left out, read from its file descriptor when it has one; None for a line too long."""
     fd = file_descriptor(stdin)
-    pieces, size, skipping = [], 0, False  # the line begun (its pieces and their size); inside a line too long
-    while True:
-        chunk = os.read(fd, 65536) if fd is not None else stdin.readline(65536)
-        if not chunk:
-            if skipping or pieces:
-                yield None if skipping else b"".join(pieces)  # a last line without its newline
-            return  # end of input: the server exits with code 0
+    lines = Lines()
+    while chunk := os.read(fd, 65536) if fd is not None else stdin.readline(65536):
+        yield from lines.feed(chunk)
+    yield from lines.end()  # end of input: the server exits with code 0
+
+
+class Lines:
+    """Whole lines out of chunks as they arrive, newlines left out, each bounded: a line over limit (by default
+    MAX_MESSAGE_BYTES, the largest message) is dropped whole, up to its newline, and None stands in its place."""
+
+    def __init__(self, limit: int | None = None):
+        self.limit = MAX_MESSAGE_BYTES if limit is None else limit
+        self.pieces, self.size = [], 0  # the line begun: kept in pieces, so an endless line costs linear time
+        self.skipping = False  # inside a line over the limit: nothing of it is kept
+
+    def feed(self, chunk: bytes) -> list:
+        """The lines that chunk ends (None for each one over the limit); the rest waits for the next chunk."""
         *complete, rest = chunk.split(b"\n")
+        lines = []
         for line in complete:
-            if skipping or size + len(line) > MAX_MESSAGE_BYTES:
-                yield None  # the line ends here, dropped whole
+            if self.skipping or self.size + len(line) > self.limit:
+                lines.append(None)  # the line ends here, dropped whole
             else:
-                yield b"".join(pieces + [line])
-            pieces, size, skipping = [], 0, False
-        if not skipping and rest:
-            pieces.append(rest)  # kept in pieces: an endless line costs linear time, not quadratic
-            size += len(rest)
-            if size > MAX_MESSAGE_BYTES:
-                pieces, size, skipping = [], 0, True
+                lines.append(b"".join(self.pieces + [line]) if self.pieces else line)
+            self.pieces, self.size, self.skipping = [], 0, False
+        if rest and not self.skipping:
+            self.pieces.append(rest)
+            self.size += len(rest)
+            if self.size > self.limit:
+                self.pieces, self.size, self.skipping = [], 0, True
+        return lines
+
+    def end(self) -> list:
+        """At the end of the input: its last line, if it has no newline (None if over the limit); nothing waits after."""
+        last = [None if self.skipping else b"".join(self.pieces)] if self.skipping or self.pieces else []
+        self.pieces, self.size, self.skipping = [], 0, False
+        return last
 
 
 def claim_stdout():
@@ -288,8 +307,7 @@ class StdioTransport(Transport):
         os.set_blocking(self.process.stdin.fileno(), False)  # a write waits in select(), with a deadline
         self.timeout = timeout
         self._lines = collections.deque()  # whole lines read but not handled yet
-        self._partial = bytearray()  # the start of a line whose newline has not come yet
-        self._skipping = False  # inside a line longer than MAX_MESSAGE_BYTES: dropped up to its newline
+        self._splitter = Lines()  # the server's stdout as lines: a line over MAX_MESSAGE_BYTES is dropped
 
     def send(self, message: dict) -> dict | None:
         """Write one line; for a request, read until its response arrives."""
@@ -349,7 +367,7 @@ class StdioTransport(Transport):
                 self.write(answer)
 
     def _read(self, deadline: float):
-        """Read what the server wrote, within the deadline, into whole lines; a line too long is dropped."""
+        """Read what the server wrote, within the deadline, into whole lines (a line too long is dropped)."""
         import select
         fd = self.process.stdout.fileno()
         if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
@@ -357,18 +375,7 @@ class StdioTransport(Transport):
         chunk = os.read(fd, 65536)
         if not chunk:
             raise ConnectionError(f"the server closed its stdout (exit code {self.process.poll()})")
-        *complete, rest = chunk.split(b"\n")
-        if complete:
-            if self._skipping:  # the line too long ends here: dropped whole
-                del complete[0]
-            elif self._partial:  # the line begun in an earlier chunk ends here
-                complete[0] = bytes(self._partial) + complete[0]
-            self._partial, self._skipping = bytearray(), False
-            self._lines.extend(line for line in complete if len(line) <= MAX_MESSAGE_BYTES)  # a line too long: dropped
-        if not self._skipping:
-            self._partial += rest  # growing a bytearray: an endless line costs linear time, not quadratic
-        if len(self._partial) > MAX_MESSAGE_BYTES:
-            self._partial, self._skipping = bytearray(), True
+        self._lines.extend(line for line in self._splitter.feed(chunk) if line is not None)  # a line too long: dropped
 
     def close(self) -> int:
         """Close stdin and wait for the server to exit; if it does not, terminate it, then kill it."""

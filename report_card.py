@@ -14,8 +14,11 @@ each rule, drives it through a short scripted session, and prints one row a rule
 does not offer what the rule is about, as its capabilities show or --not-offered says); ? not tested (the rule
 needs what only the server's author knows, and the row names the flag that would tell it); ! could not run (no
 session opened, the card's deadline passed, or the server's processes went over a bound). The rules come in the
-course's order: course 000's, course 002's, course 004's (the 2026-07-28 revision), then stdio's own. Where the lab
-and the spec choose differently, both verdicts are shown, and --spec judges by the spec.
+course's order: course 000's, course 002's, course 004's (the 2026-07-28 revision), then stdio's own, each provoked
+on its own, one odd thing at a time, so that no order of checks hides a bug behind another. Where the lab and the
+spec choose differently, both verdicts are shown, and --spec judges by the spec: initialize offers its newest
+revision (2025-11-25), each row cites the revision the server agreed, and what the spec only recommends (SHOULD) is
+information, never a failure.
 
 The exit status is the first of these that applies: 2 a mistake on the command line (or a flag naming a tool the
 server does not list); 4 the server could not be run, no session opened, or a rule could not run; 1 a rule fails;
@@ -73,10 +76,11 @@ RULE_DEADLINE = 3  # a rule's deadline, unless --rule-deadline: this many --time
 CARD_DEADLINE = 30  # the whole card's, unless --deadline: this many --timeout
 KILL_GRACE = 1.0  # seconds a server has to end after SIGTERM, before every process of its tree is killed
 HANDSHAKE_VERSION = "2025-06-18"  # the version course 000's worked trace offers
+SPEC_VERSION = "2025-11-25"  # the newest handshake revision: what --spec offers, to judge by the newest the server speaks
 STATELESS_VERSION = "2026-07-28"  # the revision course 004 describes
 FUTURE_VERSION = "2099-12-31"  # a version no server speaks: version negotiation must not agree to it
 CLIENT = {"name": "report-card", "version": "0.2.0"}
-HELLO = {"protocolVersion": HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": CLIENT}
+HELLO = {"protocolVersion": HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": CLIENT}  # no client capability
 META = {PROTOCOL_VERSION_KEY: STATELESS_VERSION, CLIENT_CAPABILITIES_KEY: {}, CLIENT_INFO_KEY: CLIENT}
 NO_SUCH_METHOD = "report_card/no_such_method"
 NO_SUCH_TOOL = "report_card_no_such_tool"
@@ -86,7 +90,6 @@ INDENT = " " * 6  # what a row says below its first line
 SHOWN_WIDTH = WIDTH - len(INDENT) - 2  # a line of an exchange, after its arrow
 MAX_LINES = 10_000  # lines a server may write in one rule's session; past them the card stops reading it
 MAX_PAGES = 20  # pages of tools/list the card follows to check the flags' tools
-TRACEBACK = re.compile(r'Traceback \(most recent call last\)|File "[^"]*", line \d+')
 LEVELS = {"000": "course 000", "002": "course 002", "004": "course 004", "stdio": "stdio"}
 OUTCOMES = {  # each outcome a rule can have: its mark on the text card, and its words
     "pass": ("✓", "holds"),
@@ -862,6 +865,14 @@ class Broken(Exception):
         self.reason = reason or {"code": "wrong_answer"}
 
 
+class Advice:
+    """What the spec only recommends (SHOULD), or leaves open, and this server does otherwise: information on the
+    card, never a failure; its words and the lines that show it."""
+
+    def __init__(self, text: str, *shown):
+        self.text, self.shown = text, [item for item in shown if item is not None]
+
+
 class Unjudged(Exception):
     """The rule was not judged on this server: why, in words and as a reason ({"code": ..., and what it names})."""
 
@@ -930,7 +941,7 @@ class Run:
         """A fresh process with a session open in this rule's era: initialize and initialized, or nothing (2026)."""
         wire = self.start()
         if self.era == "handshake":
-            sent, reply = self.call(wire, "initialize", HELLO)
+            sent, reply = self.call(wire, "initialize", self.card.hello)
             if result_of(reply) is None:
                 raise Broken(f"initialize was answered {said(reply)}, so no session could begin", sent, reply)
             wire.hello = result_of(reply)
@@ -990,6 +1001,11 @@ class Run:
                 break
         return shown
 
+    def ask(self, wire: Wire, method: str, params: dict | None = None) -> dict | None:
+        """Send a request and wait for its response, where no response is no failure (another rule's to judge): the
+        response, or None."""
+        return wire.reply(self.send(wire, method, params))
+
     def capabilities(self, wire: Wire) -> dict:
         """What the server declared: the initialize result's capabilities, or server/discover's (2026-07-28)."""
         if self.era == "handshake":
@@ -1023,6 +1039,14 @@ class Run:
                                                                                        "feature": feature})
             raise NotTested(f"{flag} {takes} would test it ({tells})", {"code": "needs_flag", "flag": flag})
         return value
+
+    def tape(self) -> list:
+        """Every line of the card's other rules' sessions (the tape readers' left out) and of this rule's own, in the
+        card's order: the first sessions, then rule by rule, each in the order its lines crossed."""
+        with self.card.taping:
+            kept = [entry for entry in self.card.tape if entry["rule"] not in TAPE_READERS
+                    or entry["rule"] == self.rule["id"]]
+        return sorted(kept, key=lambda entry: (ORDER.get(entry["rule"], len(ORDER)), entry["at"]))
 
     def version(self, wire: Wire) -> str:
         """The version this session speaks: the one initialize agreed, or 2026-07-28."""
@@ -1081,10 +1105,14 @@ def listed_tools(run: Run, wire: Wire) -> tuple:
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 3. The rules ----
-# In the card's order. Each names the passage it comes from: the course where it says so, else the spec
-# revision and section. A rule where the lab and the spec choose differently (README, "Where this lab and
-# the spec differ") returns what each finds wrong; the card shows both and judges by the one chosen. The
-# codes each expects are the course's table (COURSE), the spec's where the spec chooses otherwise.
+# In the card's order, each provoked on its own: one odd thing to a request, so that the order in which a
+# server checks things cannot hide a bug behind another. Each names the passage it comes from (the course where
+# it says so, else the spec), and the spec's passage that decides it under --spec, in the revision the session
+# agreed ({rev}). A rule where the lab and the spec choose differently (README, "Where this lab and the spec
+# differ") returns what each finds wrong; the card shows both and judges by the one chosen; where the spec only
+# recommends (SHOULD), its verdict is information (Advice), never a failure. A rule that reads the tape also
+# judges every session of the card's other rules: whatever provoked it, a second response, a notification with an
+# id, a traceback or an early message is found. The codes each expects are the course's table (COURSE).
 # ---------------------------------------------------------------------------------------------------
 
 RULES = []
@@ -1098,8 +1126,10 @@ LIST_CHANGES = 'course 002, "List-Changed Notifications"'
 LIST_CHANGES_PASSAGE = ("notifications/tools/list_changed, notifications/resources/list_changed, and "
                         "notifications/prompts/list_changed, that the server emits once when its catalog changes. "
                         "The client is then expected to re-issue the corresponding list request to refresh its view.")
-
-SPEC_UNKNOWN_TOOL = -32602  # spec 2025-06-18, server/tools, "Error Handling": an unknown tool, in its example
+JSONRPC = "JSON-RPC 2.0, sections 5 and 5.1 (spec {rev}, basic: every message MUST follow JSON-RPC 2.0)"
+MUST_REPLY = "When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications."
+SPEC_TOOLS = 'spec {rev}, server/tools, "Error Handling"'
+SPEC_INITIALIZATION = 'spec {rev}, basic/lifecycle, "Initialization"'
 
 FLAGS = {  # what only the server's author knows. name: (the flag, what it takes, what it tells the card, and the
     # feature --not-offered may say the server lacks, where a server may lack it)
@@ -1115,27 +1145,99 @@ FLAGS = {  # what only the server's author knows. name: (the flag, what it takes
 }
 FEATURES = {feature: name for name, (_, _, _, feature) in FLAGS.items() if feature}  # feature: its flag's name
 TOOL_FLAGS = [name for name, (_, takes, _, _) in FLAGS.items() if "TOOL" in takes]  # checked against tools/list
+CHANGES = ["change_tools", "change_resources", "change_prompts"]
 
 
-def rule(id: str, level: str, claim: str, passage: str, quote: str, eras=("handshake", "stateless"),
-         differs: dict | None = None, last: bool = False):
+def rule(id: str, level: str, claim: str, passage: str, quote: str, spec: tuple | None = None,
+         eras=("handshake", "stateless"), differs: dict | None = None, tape: bool = False):
     """Register a rule's check under its id: the claim it tests, the passage and the words it comes from.
 
-    differs, for a rule where the lab and the spec choose differently: what each expects, and the spec's passage.
+    spec, for a rule the spec decides as the course does: (its passage, its words). differs, for a rule where the
+    lab and the spec choose differently: what each expects, and the spec's claim, passage and words. tape: the rule
+    also reads every session of the card's other rules, so it runs after them.
     """
     def register(check):
-        RULES.append({"id": id, "level": level, "claim": claim, "passage": passage, "quote": quote, "eras": eras,
-                      "differs": differs, "last": last, "check": check})
+        RULES.append({"id": id, "level": level, "claim": claim, "passage": passage, "quote": quote, "spec": spec,
+                      "eras": eras, "differs": differs, "tape": tape, "check": check})
         return check
     return register
 
 
 SESSIONLESS = ("handshake", "stateless", None)  # the eras of a rule that runs even when no session opens
 
+
+def sessions_of(entries: list) -> dict:
+    """The lines of each session on a tape (its banner left out), by where the session began, in order."""
+    found = {}
+    for entry in entries:
+        if entry["dir"] != "session":
+            found.setdefault(entry["session"], []).append(entry)
+    return found
+
+
+def from_server(entry: dict) -> dict | None:
+    """The message of a line the server sent with a method (a notification, or a request of its own), else None."""
+    message = entry["message"]
+    if entry["dir"] == "←" and not entry.get("echo") and isinstance(message, dict) \
+            and isinstance(message.get("method"), str):
+        return message
+    return None
+
+
+def is_request(message) -> bool:
+    """A request: a method and an id (course 000: told apart by keys)."""
+    return isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message
+
+
+def handshake_of(entries: list) -> dict | None:
+    """A session's handshake as its lines show it: the initialize sent, its response, the capabilities declared,
+    and where the session went live (the card's notifications/initialized after a result; None if it never did);
+    None for a session with no initialize."""
+    asked = next((e for e in entries if e["dir"] == "→" and is_request(e["message"])
+                  and e["message"]["method"] == "initialize"), None)
+    if asked is None:
+        return None
+    key = id_key(asked["message"]["id"])
+    answer = next((e for e in entries if e["dir"] == "←" and not e.get("echo") and is_response(e["message"])
+                   and id_key(e["message"]["id"]) == key), None)
+    live_at = None
+    if result_of(answer) is not None:
+        live_at = next((e["at"] for e in entries if e["dir"] == "→" and e["at"] > answer["at"]
+                        and isinstance(e["message"], dict) and "id" not in e["message"]
+                        and e["message"].get("method") == "notifications/initialized"), None)
+    declared = (result_of(answer) or {}).get("capabilities")
+    params = asked["message"].get("params")
+    client = params.get("capabilities") if isinstance(params, dict) else None
+    return {"initialize": asked, "answer": answer, "declared": declared if isinstance(declared, dict) else None,
+            "client": client if isinstance(client, dict) else {}, "live_at": live_at}
+
+
+def whose(entry: dict) -> str:
+    """The session a line crossed in, in words: the card's first sessions, or a rule's."""
+    return "the card's first sessions" if entry["rule"] == START["id"] else f"{entry['rule']}'s session"
+
+
+def asked_in(entries: list, id) -> dict | None:
+    """The request the card sent with this id in a session, if it sent one."""
+    return next((e for e in entries if e["dir"] == "→" and is_request(e["message"])
+                 and id_key(e["message"]["id"]) == id_key(id)), None)
+
+
+def provoke_notifications(run: Run, wire: Wire):
+    """Call every tool a flag says changes a list (the server's chance to send its notifications), then two more
+    requests; an answer that does not come is other rules' to judge."""
+    for name in CHANGES:
+        if run.card.flags.get(name):
+            tool, arguments = run.card.flags[name]
+            run.ask(wire, "tools/call", {"name": tool, "arguments": arguments})
+    run.bound(wire)
+
+
 # ---- course 000: three message shapes ----
 
 @rule("notification-no-response", "000", "a notification gets no response", SHAPES,
-      "Notification — a request shape with no id key at all. Fire-and-forget: the receiver must not reply.")
+      "Notification — a request shape with no id key at all. Fire-and-forget: the receiver must not reply.",
+      spec=('spec {rev}, basic, "Notifications"', "The receiver MUST NOT send a response."))
 def notification_no_response(run: Run):
     wire = run.open()  # handshake era: notifications/initialized is the first notification
     wire.send(notification("notifications/cancelled", {"requestId": "report-card:never-sent"}))
@@ -1148,7 +1250,10 @@ def notification_no_response(run: Run):
 
 @rule("null-id-is-a-request", "000", 'a request with "id": null is answered -32600: it is no notification', SHAPES,
       "A message with id: null is not a notification — null is a present key. ... a strict peer treats it as a "
-      "malformed request (id must not be null in a request)")
+      "malformed request (id must not be null in a request)",
+      spec=('spec {rev}, basic, "Requests"; ' + JSONRPC.split(" (")[0],
+            "Unlike base JSON-RPC, the ID MUST NOT be null. ... " + MUST_REPLY + " ... -32600 Invalid Request: The "
+            "JSON sent is not a valid Request object."))
 def null_id_is_a_request(run: Run):
     wire = run.open()
     run.then(wire, 1)  # the handshake's last word is said before the null id goes out
@@ -1180,16 +1285,86 @@ def shape_problem(message: dict) -> str | None:
     return None
 
 
-@rule("response-shape", "000", "a response echoes its request's id and carries a result or an error, never both",
+@rule("response-shape", "000", "every response carries a result or an error, never both, in every session",
       SHAPES, "Response — echoes the id, and carries result XOR error, never both, never neither. error is "
-      "{code, message, data?}.")
+      "{code, message, data?}.",
+      spec=('spec {rev}, basic, "Responses"', "Result responses MUST include a result field. ... Error responses MUST "
+            "include an error field with a code and message. Error codes MUST be integers."), tape=True)
 def response_shape(run: Run):
     wire = run.open()
     for method, id in ((run.sentinel, "report-card:7"), (NO_SUCH_METHOD, None)):  # a string id; an error response
-        sent, reply = run.call(wire, method, id=id)
-        problem = shape_problem(reply["message"])
-        if problem:
-            raise Broken(f"the response to {method}: {problem}", sent, reply)
+        wire.reply(run.send(wire, method, id=id))  # one that does not come is other rules' to judge
+    for entries in sessions_of(run.tape()).values():
+        for entry in entries:
+            if entry["dir"] == "←" and not entry.get("echo") and is_response(entry["message"]):
+                problem = shape_problem(entry["message"])
+                if problem:
+                    raise Broken(f"a response in {whose(entry)}: {problem}", asked_in(entries, entry["message"]["id"]),
+                                 entry)
+
+
+UNASKED = ("report-card:unasked-1", "report-card:unasked-2")  # ids of responses the card sends to no request
+
+
+@rule("one-response", "000", "each request gets exactly one response, and a response gets none", SHAPES,
+      "Request — carries id (int or string, non-null), method, and optional params. It demands exactly one reply "
+      "carrying the same id.",
+      spec=("JSON-RPC 2.0, sections 4 and 5 (spec {rev}, basic: every message MUST follow JSON-RPC 2.0)",
+            "When a rpc call is made, the Server MUST reply with a Response, except for in the case of "
+            "Notifications. ... The Response is expressed as a single JSON Object"), tape=True)
+def one_response(run: Run):
+    wire = run.open()
+    run.then(wire, 1)
+    mark = wire.mark()
+    sent = [wire.send({"jsonrpc": "2.0", "id": UNASKED[0], "result": {}}),
+            wire.send({"jsonrpc": "2.0", "id": UNASKED[1], "error": {"code": COURSE["method not found"],
+                                                                    "message": "the report card serves no requests"}})]
+    for method in (run.sentinel, "tools/list", NO_SUCH_METHOD):
+        run.ask(wire, method)
+    run.bound(wire)
+    answered = [e for e in wire.responses(mark) if e["message"]["id"] in (None, *UNASKED)]
+    if answered:
+        raise Broken(f"a response the card sent was answered ({said(answered[0])}): only a request is", *sent,
+                     answered[0])
+    for entries in sessions_of(run.tape()).values():
+        first = {}
+        for entry in entries:
+            message = entry["message"]
+            if entry["dir"] != "←" or entry.get("echo") or not is_response(message) or message["id"] is None:
+                continue
+            asked = asked_in(entries, message["id"])
+            key = id_key(message["id"])
+            if asked and key in first:
+                raise Broken(f"two responses to one {asked['message']['method']} request (id {key}), in "
+                             f"{whose(entry)}", asked, first[key], entry)
+            first[key] = entry
+
+
+@rule("notification-has-no-id", "000", "the server's notifications carry no id, its requests one; each says jsonrpc 2.0",
+      SHAPES, "Notification — a request shape with no id key at all. ... give a notification an id and the peer "
+      "waits forever for a reply that a well-behaved server will refuse to send",
+      spec=('spec {rev}, basic, "Notifications" and "Requests"', "Notifications MUST NOT include an ID. ... Requests "
+            "MUST include a string or integer ID. Unlike base JSON-RPC, the ID MUST NOT be null."), tape=True)
+def notification_has_no_id(run: Run):
+    provoke_notifications(run, run.open())
+    for entry in run.tape():
+        message = from_server(entry)
+        if message is None:
+            continue
+        kind = "request" if "id" in message else "notification"
+        if message.get("jsonrpc") != "2.0" or not isinstance(message.get("params", {}), dict):
+            raise Broken(f"the server sent a {message['method']} {kind}, in {whose(entry)}, whose "
+                         + ('jsonrpc is not "2.0"' if message.get("jsonrpc") != "2.0" else "params are no object"),
+                         entry)
+        if "id" not in message:
+            continue
+        if message["method"].startswith("notifications/"):
+            raise Broken(f"the server sent {message['method']} with an id ({id_key(message['id'])}), in "
+                         f"{whose(entry)}: a request now, which its receiver must answer", entry)
+        id = message["id"]
+        if not (isinstance(id, str) or (isinstance(id, int) and not isinstance(id, bool))):
+            raise Broken(f"the server sent a {message['method']} request with id {id_key(id)}, in {whose(entry)}: a "
+                         "request's id is a string or an integer, never null", entry)
 
 
 # ---- course 000: the five codes, and where each is raised ----
@@ -1210,7 +1385,10 @@ def answer_to(run: Run, wire: Wire, sent: dict) -> tuple:
 
 @rule("parse-error", "000", "a line that is not JSON is answered -32700, with id null", CODES,
       "-32700 parse error — the bytes were not valid JSON. Raised at the transport edge, before any dispatch, "
-      "because there is no id to attach the error to (id is null).")
+      "because there is no id to attach the error to (id is null).",
+      spec=(JSONRPC, MUST_REPLY + " ... -32700 Parse error: Invalid JSON was received by the server. ... If there "
+            "was an error in detecting the id in the Request object (e.g. Parse error/Invalid Request), it MUST be "
+            "Null."))
 def parse_error(run: Run):
     wire = run.open()
     run.then(wire, 1)
@@ -1223,9 +1401,40 @@ def parse_error(run: Run):
                      f"{COURSE['parse error']} with id null", sent, answer)
 
 
+# JSON, and no request, notification or response. The object carries an id, so that it is no notification either
+# (course 000's one predicate): its answer may echo that id, or say null.
+NOT_MESSAGES = ["[]", "1", '"a string"', '{"jsonrpc": "2.0", "id": "report-card:no-method"}']
+
+
+@rule("not-a-message", "000", "JSON that is no message is answered -32600 with id null, and the server lives on",
+      CODES,
+      "-32600 invalid request — well-formed JSON but not a valid request object",
+      spec=(JSONRPC, MUST_REPLY + " ... -32600 Invalid Request: The JSON sent is not a valid Request object. ... "
+            '--> 1 <-- {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid Request"}, "id": null}'))
+def not_a_message(run: Run):
+    wire = run.open()
+    run.then(wire, 1)
+    for line in NOT_MESSAGES:  # one at a time, each answered (and the server alive) before the next
+        sent = wire.send_line(line)
+        answer, after = answer_to(run, wire, sent)
+        if answer is None:
+            raise Broken("no response to it", sent, *after)
+        echoed = isinstance(sent["message"], dict) and answer["message"]["id"] == sent["message"].get("id")
+        if code_of(answer) != COURSE["invalid request"] or not (answer["message"]["id"] is None or echoed):
+            raise Broken(f"it was answered {said(answer)} with id {id_key(answer['message']['id'])}, not "
+                         f"{COURSE['invalid request']} with id null", sent, answer)
+        silence = [item for item in after if isinstance(item, str)]
+        if silence:
+            raise Broken(f"it was answered, and then nothing more: {silence[0][1:-1]}", sent, answer, *after,
+                         reason={"code": "no_response", "why": wire.why()})
+
+
 @rule("invalid-request", "000", 'a message whose jsonrpc is not "2.0" is answered -32600', CODES,
       '-32600 invalid request — well-formed JSON but not a valid request object; the lab also uses it for ... '
-      'a message whose jsonrpc field isn\'t "2.0"')
+      'a message whose jsonrpc field isn\'t "2.0"',
+      spec=(JSONRPC.replace("sections 5", "sections 4, 5"),
+            'jsonrpc: A String specifying the version of the JSON-RPC protocol. MUST be exactly "2.0". ... -32600 '
+            "Invalid Request: The JSON sent is not a valid Request object."))
 def invalid_request(run: Run):
     wire = run.open()
     run.then(wire, 1)
@@ -1240,7 +1449,8 @@ def invalid_request(run: Run):
 
 
 @rule("method-not-found", "000", "an unknown method is answered -32601", CODES,
-      "-32601 method not found — unknown method")
+      "-32601 method not found — unknown method",
+      spec=(JSONRPC, "-32601 Method not found: The method does not exist / is not available."))
 def method_not_found(run: Run):
     wire = run.open()
     sent, reply = run.call(wire, NO_SUCH_METHOD)
@@ -1250,7 +1460,9 @@ def method_not_found(run: Run):
 
 @rule("internal-error", "000", "a handler that fails is an error response (-32603), and the session lives on", CODES,
       "-32603 internal error — an unhandled exception inside a handler. Crucially the server converts the exception "
-      "into this response instead of propagating it; a handler bug must not take down the session.")
+      "into this response instead of propagating it; a handler bug must not take down the session.",
+      spec=(JSONRPC, "When a rpc call is made, the Server MUST reply with a Response ... -32603 Internal error: "
+            "Internal JSON-RPC error."))
 def internal_error(run: Run):
     # Nothing from outside makes a correct handler fail: only the author knows a request that finds a bug.
     method, params = run.flag("handler_fails")
@@ -1265,59 +1477,115 @@ def internal_error(run: Run):
         raise Broken(f"the session did not live on: {exc.text}", sent, reply, *exc.shown, reason=exc.reason)
 
 
-@rule("no-traceback", "000", "no traceback crosses the wire, whatever goes wrong", CODES,
-      "intended errors carry precise codes, unintended ones degrade to internal-error, and neither escapes as a "
-      "Python traceback across the transport boundary.")
-def no_traceback(run: Run):
-    wire = run.open()
-    probes = [("tools/call", {"name": ["not", "a", "name"], "arguments": "not an object"}), (NO_SUCH_METHOD, None),
-              ("tools/call", {"name": NO_SUCH_TOOL, "arguments": {}})]
+STACK_TRACES = {  # what a stack trace holds in each language, a line of it at least, and ordinary text does not
+    "Python": r'Traceback \(most recent call last\)|^\s*File "[^"\n]+", line \d+',
+    "Node": r"^\s*at (?:async )?(?:[^\s()]+(?: \[as [^\]\n]+\])? )?\(?(?:[^\s()]*[/\\][^\s()]*|node:[^\s()]+|"
+            r"\[eval\]|[^\s()]+\.[cm]?[jt]sx?):\d+:\d+\)?$",
+    "Java": r"^\s*at [\w$.]+(?:/[\w$.]+)?\.[\w$<>]+\((?:[\w$]+\.(?:java|kt|scala|groovy):\d+|Native Method|Unknown "
+            r'Source)\)$|^Exception in thread "[^"\n]*" [\w$.]+',
+    "Go": r"^goroutine \d+ \[[^\]\n]+\]:$|^\s+\S*/\S+\.go:\d+(?: \+0x[0-9a-f]+)?$",
+    ".NET": r"^\s+at [\w.`<>\[\],+]+\([^()\n]*\) in \S[^\n]*:line \d+$|^\s+at (?:[\w`<>\[\]+]+\.){2,}[\w`<>\[\]]+"
+            r"\([^()\n]*\)$|--- End of (?:inner exception )?stack trace",
+}
+STACK_TRACE = re.compile("|".join(f"(?P<{name.strip('.')}>{pattern})" for name, pattern in STACK_TRACES.items()),
+                         re.MULTILINE)
+
+
+def stack_trace(text: str) -> tuple | None:
+    """(the language, the words) of a stack trace in a text, if it holds one."""
+    found = STACK_TRACE.search(text)
+    if not found:
+        return None
+    language = next(name for name in STACK_TRACES if found.group(name.strip(".")) is not None)
+    return language, found.group(0).strip()
+
+
+def provocations(run: Run, wire: Wire) -> list:
+    """Every odd thing no-traceback sends, one a request: (a line, or a method and its params)."""
+    bad = [NOT_JSON, *NOT_MESSAGES, json.dumps({"jsonrpc": "1.0", "id": "report-card:1.0", "method": "ping"}),
+           (NO_SUCH_METHOD, None), ("tools/call", {"name": NO_SUCH_TOOL, "arguments": {}}),
+           ("tools/call", {"name": ["not", "a", "name"], "arguments": {}}), ("tools/call", "not an object")]
+    try:
+        tool, _ = tool_with_required(run, wire)
+        bad += [("tools/call", {"name": tool["name"], "arguments": {}}),
+                ("tools/call", {"name": tool["name"], "arguments": "not an object"})]
+    except (NotApplicable, Broken):
+        pass  # no tool with a required argument (or no list): those two are not sent
+    try:
+        declared = run.capabilities(wire)
+    except Broken:
+        declared = {}  # server/discover failed: other rules say so
+    bad += [("resources/read", {"uri": ["not", "a", "uri"]})] if "resources" in declared else []
+    bad += [("prompts/get", {"name": ["not", "a", "name"]})] if "prompts" in declared else []
     if run.card.flags.get("raises"):
         name, arguments = run.card.flags["raises"]
-        probes.append(("tools/call", {"name": name, "arguments": arguments}))
+        bad.append(("tools/call", {"name": name, "arguments": arguments}))
     if run.card.flags.get("handler_fails"):
-        probes.append(run.card.flags["handler_fails"])
-    for method, params in probes:
-        if wire.reply(run.send(wire, method, params)) is None:
-            break  # the server is gone or stuck: what it sent so far is judged
-    else:
-        wire.send_line(NOT_JSON)
-        for _ in range(2):
-            if wire.reply(run.send(wire, run.sentinel)) is None:
-                break
-    for entry in wire.received:
-        texts = strings(entry["message"]) if entry["json"] else [entry["line"]]
-        found = next((match for text in texts if (match := TRACEBACK.search(text))), None)
-        if found:
-            asked = next((e for e in reversed(wire.sent) if e["at"] < entry["at"]), None)
-            raise Broken("a Python traceback on the wire", asked, {**entry, "focus": found.group(0)})
+        bad.append(run.card.flags["handler_fails"])
+    return bad
+
+
+@rule("no-traceback", "000", "no stack trace crosses the wire, of any language, whatever goes wrong", CODES,
+      "intended errors carry precise codes, unintended ones degrade to internal-error, and neither escapes as a "
+      "Python traceback across the transport boundary.", tape=True,
+      differs={"course": "no stack trace in any message", "spec": "no rule for error texts",
+               "claim": "no stack trace crosses the wire (information: the spec names no rule for error texts)",
+               "passage": 'spec {rev}, server/tools, "Security Considerations"',
+               "quote": "Servers MUST: Validate all tool inputs ... Sanitize tool outputs"})
+def no_traceback(run: Run):
+    wire = run.open()
+    for bad in provocations(run, wire):
+        if wire.ended:
+            wire = run.open()  # the last one ended the server: the next on a fresh one (what it said is on the tape)
+        if wire.stuck:
+            break  # a server that hangs is waited for once: what it sent so far is judged
+        if isinstance(bad, str):
+            wire.send_line(bad)
+            wire.reply(run.send(wire, run.sentinel))
+            continue
+        method, params = bad
+        wire.last_id += 1
+        message = {"jsonrpc": "2.0", "id": wire.last_id, "method": method}
+        if params is not None or run.era == "stateless":  # params that are not an object go as they are
+            message["params"] = run.params(params) if params is None or isinstance(params, dict) else params
+        wire.reply(wire.send(message))
+    for entries in sessions_of(run.tape()).values():
+        for entry in entries:
+            if entry["dir"] != "←" or not entry["json"] or entry.get("echo"):
+                continue  # a line that is not JSON is the stdout rule's
+            found = next((trace for text in strings(entry["message"]) if (trace := stack_trace(text))), None)
+            if found:
+                asked = next((e for e in reversed(entries) if e["dir"] == "→" and e["at"] < entry["at"]), None)
+                problem = Broken(f"a {found[0]} stack trace on the wire, in {whose(entry)}", asked,
+                                 {**entry, "focus": found[1][:30]})
+                return {"course": problem, "spec": Advice(problem.text, *problem.shown)}
 
 
 # ---- course 000: the handshake ----
 
-GATE_SPEC = ('spec 2025-06-18, Lifecycle, "Initialization": the initialization phase MUST be the first interaction '
-             "(no code is named); after the initialize response a client may send requests (it SHOULD NOT before)")
+GATE_SPEC = (SPEC_INITIALIZATION + ": the client MUST begin with initialize, and SHOULD NOT send requests other than "
+             "pings before its response; nothing is named for the server to do")
 
 
-@rule("handshake-gate", "000", "nothing but initialize (and ping) is served before notifications/initialized",
-      HANDSHAKE, "Every method except initialize itself is gated behind _initialized, and _initialized only flips "
-      "true when the notifications/initialized notification arrives. ... a tools/list sent between step 1 and step "
-      "3 returns -32600.", eras=("handshake",),
-      differs={"course": "-32600 before initialize, and between its response and initialized",
-               "spec": "an error before initialize; between its response and initialized, served",
-               "claim": "nothing is served before initialize; after its response, requests are", "passage": GATE_SPEC})
+@rule("handshake-gate", "000", "nothing but initialize (and ping) is served before notifications/initialized, which "
+      "opens the gate only after initialize", HANDSHAKE, "Every method except initialize itself is gated behind "
+      "_initialized, and _initialized only flips true when the notifications/initialized notification arrives. ... a "
+      "tools/list sent between step 1 and step 3 returns -32600.", eras=("handshake",),
+      differs={"course": "-32600 before initialize, between its response and initialized, and after an initialized "
+                         "that came first or followed a refused initialize",
+               "spec": "the client's duty: the server answers as it will, and serves once initialized",
+               "claim": "after notifications/initialized, requests are served (before, the spec binds the client)",
+               "passage": GATE_SPEC,
+               "quote": "The client SHOULD NOT send requests other than pings before the server has responded to the "
+                        "initialize request."})
 def handshake_gate(run: Run):
-    problems = {"course": [], "spec": []}
+    problems = []
     wire = run.start()
     sent, reply = run.call(wire, "tools/list")
     gated = COURSE["not initialized"]
     if code_of(reply) != gated:
-        problems["course"].append(Broken(f"before initialize, tools/list was answered {said(reply)}, not {gated}",
-                                         sent, reply))
-    if error_of(reply) is None:
-        problems["spec"].append(Broken(f"before initialize, tools/list was answered {said(reply)}, not an error",
-                                       sent, reply))
-    init, hello = run.call(wire, "initialize", HELLO)
+        problems.append(Broken(f"before initialize, tools/list was answered {said(reply)}, not {gated}", sent, reply))
+    init, hello = run.call(wire, "initialize", run.card.hello)
     if result_of(hello) is None:
         raise Broken(f"initialize was answered {said(hello)}", init, hello)
     try:
@@ -1325,17 +1593,34 @@ def handshake_gate(run: Run):
     except Broken as exc:
         raise Broken(f"between the initialize response and notifications/initialized, {exc.text}", init, hello,
                      *exc.shown, reason=exc.reason)
-    between = "between the initialize response and notifications/initialized, tools/list was answered " + said(reply)
     if code_of(reply) != gated:
-        problems["course"].append(Broken(f"{between}, not {gated}", init, hello, sent, reply))
-    if result_of(reply) is None:
-        problems["spec"].append(Broken(between + ": the spec lets a client send it", init, hello, sent, reply))
+        problems.append(Broken(f"between the initialize response and notifications/initialized, tools/list was "
+                               f"answered {said(reply)}, not {gated}", init, hello, sent, reply))
     opened = wire.send(notification("notifications/initialized"))
     sent, reply = run.call(wire, "tools/list")
     if result_of(reply) is None:
         raise Broken(f"after notifications/initialized, tools/list was answered {said(reply)}: the gate never opens",
                      opened, sent, reply)
-    return {standard: joined(found) for standard, found in problems.items()}
+    early = run.start()  # notifications/initialized before any initialize: the gate stays shut
+    opened = early.send(notification("notifications/initialized"))
+    sent, reply = run.call(early, "tools/list")
+    if code_of(reply) != gated:
+        problems.append(Broken(f"after a notifications/initialized that came before initialize, tools/list was "
+                               f"answered {said(reply)}, not {gated}: only an initialize that succeeded opens the "
+                               "session", note("a fresh process"), opened, sent, reply))
+    failed = run.start()  # an initialize refused (its params no object), then initialized: the gate stays shut
+    failed.last_id += 1
+    init = failed.send({"jsonrpc": "2.0", "id": failed.last_id, "method": "initialize", "params": "not an object"})
+    hello = failed.reply(init)
+    if error_of(hello) is not None:  # a server that took it for a good initialize has opened a session rightly
+        opened = failed.send(notification("notifications/initialized"))
+        sent, reply = run.call(failed, "tools/list")
+        if code_of(reply) != gated:
+            problems.append(Broken(f"after an initialize answered {said(hello)}, then notifications/initialized, "
+                                   f"tools/list was answered {said(reply)}, not {gated}: only an initialize that "
+                                   "succeeded opens the session", note("a fresh process"), init, hello, opened,
+                                   sent, reply))
+    return {"course": joined(problems), "spec": None}
 
 
 def joined(problems: list) -> Broken | None:
@@ -1348,12 +1633,54 @@ def joined(problems: list) -> Broken | None:
     return Broken("; ".join(problem.text for problem in problems), *lines, reason=problems[0].reason)
 
 
+def early_message(message: dict) -> bool:
+    """Whether the server may send this before the session is live: a ping, or a log message (course 000's
+    lifecycle; spec 2025-11-25, basic/lifecycle, "Initialization")."""
+    return (message["method"] == "ping" and "id" in message) or message["method"] == "notifications/message"
+
+
+@rule("quiet-before-initialized", "000", "before notifications/initialized the server sends nothing but ping and log "
+      "messages", HANDSHAKE, "3. Client sends notifications/initialized (a notification, no id). Only now is the "
+      "session live. ... the server might emit notifications/tools/list_changed to a client that can't handle it.",
+      eras=("handshake",), tape=True,
+      differs={"course": "nothing but ping and notifications/message before initialized",
+               "spec": "the same, as a SHOULD NOT",
+               "claim": "before notifications/initialized the server sends nothing but ping and logging (SHOULD NOT)",
+               "passage": SPEC_INITIALIZATION,
+               "quote": "The server SHOULD NOT send requests other than pings and logging before receiving the "
+                        "initialized notification."})
+def quiet_before_initialized(run: Run):
+    wire = run.start()
+    sent, reply = run.call(wire, "initialize", run.card.hello)
+    if result_of(reply) is None:
+        raise Broken(f"initialize was answered {said(reply)}, so no session could begin", sent, reply)
+    run.bound(wire)  # pings, answered before initialized goes out: what the server says after its response is seen
+    wire.send(notification("notifications/initialized"))
+    run.bound(wire)
+    for entries in sessions_of(run.tape()).values():
+        shook = handshake_of(entries)
+        if shook is None:
+            continue  # no initialize: a 2026-07-28 session
+        for entry in entries:
+            if shook["live_at"] is not None and entry["at"] > shook["live_at"]:
+                break
+            message = from_server(entry)
+            if message is not None and not early_message(message):
+                problem = Broken(f"the server sent {message['method']} before notifications/initialized, in "
+                                 f"{whose(entry)}: the session is not live yet", shook["initialize"], entry)
+                return {"course": problem, "spec": Advice(problem.text, *problem.shown)}
+
+
 @rule("version-negotiation", "000", "initialize agrees on a version the server speaks, not newer than offered",
       HANDSHAKE + ' (step 2); course 002, "The Initialization Handshake"',
       "The server responds during initialize with the highest protocol version it supports that is not newer than "
-      "what the client requested.", eras=("handshake",))
+      "what the client requested.", eras=("handshake",),
+      spec=('spec {rev}, basic/lifecycle, "Version Negotiation"', "If the server supports the requested protocol "
+            "version, it MUST respond with the same version. Otherwise, the server MUST respond with another protocol "
+            "version it supports."))
 def version_negotiation(run: Run):
-    sent, reply, result = run.result(run.start(), "initialize", {**HELLO, "protocolVersion": FUTURE_VERSION})
+    hello = run.card.hello
+    sent, reply, result = run.result(run.start(), "initialize", {**hello, "protocolVersion": FUTURE_VERSION})
     agreed = result.get("protocolVersion")
     if not isinstance(agreed, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", agreed):
         raise Broken(f"offered {FUTURE_VERSION}, it answered protocolVersion {json.dumps(agreed)}, not a version",
@@ -1361,17 +1688,31 @@ def version_negotiation(run: Run):
     if agreed >= FUTURE_VERSION:  # dates as strings sort in time order
         raise Broken(f"offered {FUTURE_VERSION}, a version no server speaks, it agreed to {agreed}: a server answers "
                      "with a version it supports", sent, {**reply, "focus": "protocolVersion"})
-    again, echo, result = run.result(run.start(), "initialize", {**HELLO, "protocolVersion": agreed})
+    again, echo, result = run.result(run.start(), "initialize", {**hello, "protocolVersion": agreed})
     if result.get("protocolVersion") != agreed:
         raise Broken(f"offered {agreed}, the version it chose itself, it answered "
                      f"{json.dumps(result.get('protocolVersion'))}", again, {**echo, "focus": "protocolVersion"})
 
 
+@rule("server-info", "000", "initialize's result names the server: serverInfo, with its name and version", HANDSHAKE,
+      "2. Server replies with its protocolVersion, its capabilities, and serverInfo.", eras=("handshake",),
+      spec=(SPEC_INITIALIZATION, "The server MUST respond with its own capabilities and information (the schema's "
+            "InitializeResult: serverInfo, an Implementation, its name and version required)"))
+def server_info(run: Run):
+    sent, reply, result = run.result(run.start(), "initialize", run.card.hello)
+    info = result.get("serverInfo")
+    if not (isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str)):
+        raise Broken(f"its serverInfo is {trim(json.dumps(info), width=60)}: an object with a name and a version, "
+                     "both strings", sent, {**reply, "focus": "serverInfo" if "serverInfo" in reply["line"] else None})
+
+
 @rule("capabilities-objects", "000", "each capability the server declares is an object, never true", HANDSHAKE,
       'Server replies with its protocolVersion, its capabilities, and serverInfo. In the lab that\'s {"tools": '
-      '{"listChanged": true}, "resources": {}, "prompts": {}}.')
+      '{"listChanged": true}, "resources": {}, "prompts": {}}.',
+      spec=('spec {rev}, basic/lifecycle, "Capability Negotiation"', "Capability objects can describe "
+            "sub-capabilities like: listChanged ... subscribe (the schema's ServerCapabilities: each an object)"))
 def capabilities_objects(run: Run):
-    asks = [("initialize", HELLO)] if run.card.eras["handshake"] or run.era == "handshake" else []
+    asks = [("initialize", run.card.hello)] if run.card.eras["handshake"] or run.era == "handshake" else []
     asks += [("server/discover", None)] if run.card.eras["stateless"] else []
     for method, params in asks:
         wire = run.start()
@@ -1392,10 +1733,59 @@ def capabilities_objects(run: Run):
                              f'(as {json.dumps(name)}: {{}})', sent, {**reply, "focus": '"capabilities"'})
 
 
+LIST_CHANGED_KINDS = {f"notifications/{kind}/list_changed": kind for kind in ("tools", "resources", "prompts")}
+CLIENT_CAPABILITY = {"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}
+
+
+def unpromised(message: dict, declared: dict, client: dict) -> str | None:
+    """Why the server may not send this message in a session that negotiated these capabilities, or None."""
+    method = message["method"]
+    if method == "notifications/message" and "logging" not in declared:
+        return "the server declared no logging"
+    # A capability that is no object (true) is capabilities-objects' to judge, not what it promises.
+    kind = LIST_CHANGED_KINDS.get(method)
+    promised = declared.get(kind, {}) if kind else None
+    if isinstance(promised, dict) and promised.get("listChanged") is not True:
+        return f"the server declared no {kind}.listChanged"
+    resources = declared.get("resources", {})
+    if method == "notifications/resources/updated" and isinstance(resources, dict) and \
+            resources.get("subscribe") is not True:
+        return "the server declared no resources.subscribe"
+    needed = CLIENT_CAPABILITY.get(method)
+    if needed and "id" in message and needed not in client:
+        return f"the client declared no {needed}"
+    return None
+
+
+@rule("negotiated-capabilities", "000", "the server sends no notification its capabilities did not promise, and asks "
+      "nothing the client did not declare", HANDSHAKE, "capabilities are negotiated state. ... the client might call "
+      "sampling/createMessage on a server that never declared support, or the server might emit "
+      "notifications/tools/list_changed to a client that can't handle it.", eras=("handshake",), tape=True,
+      spec=('spec {rev}, basic/lifecycle, "Operation"; server/utilities/logging, "Capabilities"',
+            "Both parties MUST: ... Only use capabilities that were successfully negotiated. ... Servers that emit "
+            "log message notifications MUST declare the logging capability"))
+def negotiated_capabilities(run: Run):
+    provoke_notifications(run, run.open())
+    for entries in sessions_of(run.tape()).values():
+        shook = handshake_of(entries)
+        if shook is None or shook["declared"] is None:
+            continue  # no capabilities negotiated: nothing to hold the server to
+        for entry in entries:
+            message = from_server(entry)
+            why = message and unpromised(message, shook["declared"], shook["client"])
+            if why:
+                raise Broken(f"the server sent {message['method']}, in {whose(entry)}, and {why}", shook["answer"],
+                             entry)
+
+
+# ---- course 000: the _call_tool error lattice, in its order ----
+
 @rule("flat-methods", "000", "a declared primitive is served by its flat methods, an undeclared one is not",
       LATTICE, "_dispatch is a flat method-name switch to six handlers: tools/list, tools/call, resources/list, "
       "resources/read, prompts/list, prompts/get. ... Until both sides have exchanged capability objects, neither "
-      "knows which methods are legal.")
+      "knows which methods are legal.",
+      spec=('spec {rev}, server/tools, resources and prompts, "Capabilities"', "Servers that support tools MUST "
+            "declare the tools capability (resources and prompts alike)"))
 def flat_methods(run: Run):
     wire = run.open()
     declared = run.capabilities(wire)
@@ -1410,69 +1800,89 @@ def flat_methods(run: Run):
                          "what is not declared", sent, reply)
 
 
-# ---- course 000: the _call_tool error lattice, in its order ----
-
-TOOLS_SPEC = 'spec 2025-06-18, server/tools, "Error Handling"'
-
-
 @rule("unknown-tool", "000", "an unknown tool is answered -32601", LATTICE,
       "unknown tool name → -32601 (method-not-found; the tool is not a method the server offers).",
-      differs={"course": "-32601", "spec": "-32602", "claim": "an unknown tool is answered -32602",
-               "passage": TOOLS_SPEC + ": an unknown tool is a protocol error, -32602 in its example"})
+      differs={"course": "-32601", "spec": "an error, -32602 in its example",
+               "claim": "an unknown tool is answered with an error, not a result", "passage": SPEC_TOOLS,
+               "quote": "Protocol Errors: Standard JSON-RPC errors for issues like: Unknown tools"})
 def unknown_tool(run: Run):
     wire = run.open()
     sent, reply = run.call(wire, "tools/call", {"name": NO_SUCH_TOOL, "arguments": {}})
     problems = {"course": None, "spec": None}
-    for standard, code in (("course", COURSE["unknown tool"]), ("spec", SPEC_UNKNOWN_TOOL)):
-        if code_of(reply) != code:
-            problems[standard] = Broken(f"the unknown tool was answered {said(reply)}, not {code}", sent, reply)
+    if code_of(reply) != COURSE["unknown tool"]:
+        problems["course"] = Broken(f"the unknown tool was answered {said(reply)}, not {COURSE['unknown tool']}", sent,
+                                    reply)
+    if error_of(reply) is None:
+        problems["spec"] = Broken(f"the unknown tool was answered {said(reply)}, not an error: the spec counts an "
+                                  "unknown tool among protocol errors", sent, reply)
+    elif code_of(reply) != COURSE["invalid params"]:
+        problems["spec"] = Advice(f"the unknown tool was answered {said(reply)}, where the spec's example has "
+                                  "-32602", sent, reply)
     return problems
 
 
-@rule("tool-not-allowed", "000", "a tool the session may not call is refused -32600, before it runs", LATTICE,
-      "name exists but is not in the per-client allow-list → -32600 (invalid request; you asked for something "
-      "you're not permitted to). This is the permission boundary, and it is checked before execution.",
-      differs={"course": "-32600", "spec": "an error, of any code",
-               "claim": "a tool the session may not call is refused with an error",
-               "passage": "spec 2025-06-18, server/tools: an allow-list is not specified"})
+@rule("tool-not-allowed", "000", "a tool the session may not call is refused -32600, before its arguments are "
+      "checked", LATTICE, "name exists but is not in the per-client allow-list → -32600 (invalid request; you asked "
+      "for something you're not permitted to). This is the permission boundary, and it is checked before execution.",
+      differs={"course": "-32600, before its arguments are checked", "spec": "refused (an error, or isError)",
+               "claim": "a tool the session may not call is refused, not run",
+               "passage": 'spec {rev}, server/tools, "Security Considerations" (no allow-list is specified)',
+               "quote": "Servers MUST: ... Implement proper access controls"})
 def tool_not_allowed(run: Run):
     name, arguments = run.flag("not_allowed")
     wire = run.open()
+    # Called without arguments: a tool that takes some is refused for its name before its arguments are looked at.
     sent, reply = run.call(wire, "tools/call", {"name": name, "arguments": arguments})
     problems = {"course": None, "spec": None}
-    if code_of(reply) != COURSE["tool not allowed"]:
+    if code_of(reply) == COURSE["missing argument"]:
+        problems["course"] = Broken(f"{name}, called without its arguments, was answered {said(reply)}: its arguments "
+                                    f"were checked before the allow-list, which refuses it {COURSE['tool not allowed']}",
+                                    sent, reply)
+    elif code_of(reply) != COURSE["tool not allowed"]:
         problems["course"] = Broken(f"{name} was answered {said(reply)}, not {COURSE['tool not allowed']}", sent, reply)
-    if error_of(reply) is None:
+    if error_of(reply) is None and (result_of(reply) or {}).get("isError") is not True:
         problems["spec"] = Broken(f"{name} was answered {said(reply)}, not an error: it ran", sent, reply)
     return problems
 
 
 @rule("missing-argument", "000", "a call without a required argument is answered -32602", LATTICE,
       "required argument missing → -32602 (invalid params).",
-      differs={"course": "-32602", "spec": "-32602 up to 2025-06-18; from 2025-11-25 an isError result too",
-               "claim": "a call without a required argument is answered -32602 (from 2025-11-25: or isError)",
-               "passage": TOOLS_SPEC + ": invalid arguments are -32602; spec 2025-11-25 (SEP-1303): input "
-                          "validation errors SHOULD be tool execution errors (isError)"})
+      differs={"course": "-32602",
+               "spec": "refused: from 2025-11-25 an isError result, before it -32602 (the other as information)",
+               "claim": "a call without a required argument is refused, not run (an isError result from 2025-11-25, "
+                        "-32602 before)", "passage": SPEC_TOOLS,
+               "quote": "Tool Execution Errors: Reported in tool results with isError: true: ... Input validation "
+                        "errors (2025-11-25; 2025-06-18 lists invalid arguments among protocol errors)"})
 def missing_argument(run: Run):
     wire = run.open()
     tool, _ = tool_with_required(run, wire)
     sent, reply = run.call(wire, "tools/call", {"name": tool["name"], "arguments": {}})
-    required = ", ".join(map(str, tool["inputSchema"]["required"]))
+    without = f"{tool['name']} without {', '.join(map(str, tool['inputSchema']['required']))}"
     problems = {"course": None, "spec": None}
     if code_of(reply) != COURSE["missing argument"]:
-        problems["course"] = Broken(f"{tool['name']} without {required} was answered {said(reply)}, not "
-                                    f"{COURSE['missing argument']}", sent, reply)
-    newer = run.version(wire) > "2025-06-18"
-    if code_of(reply) != -32602 and not (newer and (result_of(reply) or {}).get("isError") is True):
-        expected = "-32602 or an isError result" if newer else "-32602 (in 2025-06-18)"  # the spec's codes
-        problems["spec"] = Broken(f"{tool['name']} without {required} was answered {said(reply)}, not {expected}",
-                                  sent, reply)
+        problems["course"] = Broken(f"{without} was answered {said(reply)}, not {COURSE['missing argument']}", sent,
+                                    reply)
+    revision = run.version(wire)
+    refused = (result_of(reply) or {}).get("isError") is True
+    if error_of(reply) is None and not refused:
+        problems["spec"] = Broken(f"{without} was answered {said(reply)}: it ran, where the spec has a server "
+                                  "validate every tool input", sent, reply)
+    elif error_of(reply) is not None and code_of(reply) != COURSE["invalid params"]:
+        problems["spec"] = Broken(f"{without} was answered {said(reply)}, not -32602 (invalid params)", sent, reply)
+    elif revision >= "2025-11-25" and not refused:
+        problems["spec"] = Advice(f"{without} was answered {said(reply)}; {revision} makes a missing argument an "
+                                  "input validation error, an isError result", sent, reply)
+    elif revision < "2025-11-25" and refused:
+        problems["spec"] = Advice(f"{without} was answered {said(reply)}; {revision} lists invalid arguments among "
+                                  "the protocol errors, -32602", sent, reply)
     return problems
 
 
 @rule("tool-error-is-result", "000", "a tool that raises gives a result with isError true, not an error", LATTICE,
       'the tool function itself raises → not an error response. It returns {"content": [{"type": "text", "text": '
-      '"ERROR: ..."}], "isError": true}.')
+      '"ERROR: ..."}], "isError": true}.',
+      spec=(SPEC_TOOLS, "Tool Execution Errors: Reported in tool results with isError: true: API failures ... "
+            "Business logic errors"))
 def tool_error_is_result(run: Run):
     name, arguments = run.flag("raises")
     wire = run.open()
@@ -1487,12 +1897,52 @@ def tool_error_is_result(run: Run):
         raise Broken("the isError result holds no text block saying what went wrong", sent, reply)
 
 
+GENERIC = set("""a an the of in on at while when during to for with from by is was has had been be this that it
+error errors err failed fail fails failure exception raised raise thrown tool tools call calling called execute
+executing execution executed run running internal server occurred unexpected unknown something went wrong sorry please
+try again later see logs details info message request result""".split())  # words that say that, not why
+
+
+def says_why(text: str, tool: str) -> bool:
+    """Whether a failing tool's text says more than that it failed: a word that is neither generic nor its name."""
+    named = set(re.split(r"[^a-z0-9]+", tool.lower()))
+    return any(word not in GENERIC and word not in named for word in re.findall(r"[a-z0-9]+", text.lower()))
+
+
+@rule("tool-error-says-why", "000", "a failing tool's text says why it failed, not only that it did", LATTICE,
+      "delivered as tool-call content with isError: true, which the model can read and react to (\"the query failed, "
+      "try a narrower filter\") ... hide the reason from the model.",
+      differs={"course": "the reason, in the text", "spec": "the same, as what execution errors are for (no MUST)",
+               "claim": "a failing tool's text says why (information: the spec says what such texts are for)",
+               "passage": SPEC_TOOLS,
+               "quote": "Tool Execution Errors contain actionable feedback that language models can use to "
+                        "self-correct and retry with adjusted parameters."})
+def tool_error_says_why(run: Run):
+    name, arguments = run.flag("raises")
+    wire = run.open()
+    sent, reply = run.call(wire, "tools/call", {"name": name, "arguments": arguments})
+    content = (result_of(reply) or {}).get("content")
+    texts = [block["text"] for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)] \
+        if isinstance(content, list) else []
+    error = error_of(reply) or {}
+    texts += [str(error.get("message", "")), *([json.dumps(error["data"])] if "data" in error else [])]
+    if not any(says_why(text, name) for text in texts):
+        words = " ".join(text for text in texts if text)
+        problem = Broken(f"{name}, which raises, said only {json.dumps(trim(words, width=60))}: that it failed, not "
+                         "why", sent, reply)
+        return {"course": problem, "spec": Advice(problem.text, *problem.shown)}
+
+
 # ---- course 000: the outbox ----
 
-def list_change(run: Run, kind: str, flag_name: str):
-    """Call the tool that changes the <kind> list: a bare list_changed before the next response, a new list, and
-    <kind>.listChanged declared true (course 000: "the server declared tools.listChanged: true at initialize").
-    Without the flag, a server whose capabilities promise no such change is not applicable."""
+LIST_CHANGE_SPEC = 'spec {rev}, server/{kind}, "List Changed Notification"'
+
+
+def list_change(run: Run, kind: str, flag_name: str) -> dict:
+    """Call the tool that changes the <kind> list: a bare list_changed before the next response, and a new list."""
+    # What the capabilities promise is negotiated-capabilities' to judge, an id on it notification-has-no-id's.
+    # Without the flag, a server whose capabilities promise no such change is not applicable. The spec recommends
+    # the notification (SHOULD) and says nothing of when it comes: its verdict is information.
     if run.card.flags.get(flag_name) is None:
         promised = run.card.declared.get(kind)
         if not (isinstance(promised, dict) and promised.get("listChanged") is True):
@@ -1518,39 +1968,50 @@ def list_change(run: Run, kind: str, flag_name: str):
     if result_of(reply) is None or result_of(reply).get("isError") is True:
         raise Broken(f"the call meant to change the {kind} list was answered {said(reply)}", sent, reply)
     after = run.then(wire, 1)  # the next request: the outbox is drained before its response at the latest
+    run.bound(wire)  # and more, so that a notification that comes late is told as late, not as missing
     method = f"notifications/{kind}/list_changed"
-    told = [e for e in wire.notifications(mark) if e["message"]["method"] == method and e["at"] < after[1]["at"]]
+    told = [e for e in wire.notifications(mark) if e["message"]["method"] == method]
+    problem = None
     if not told:
-        raise Broken(f"no {method} before the response to the next request", sent, reply, *after)
-    message = told[0]["message"]
-    if "id" in message:
-        raise Broken(f"{method} was sent with an id: a request now, so its receiver would answer it, and its "
-                     "sender wait for the answer", sent, told[0])
-    params = message.get("params")
-    if params not in (None, {}) and not (isinstance(params, dict) and set(params) <= {"_meta"}):
-        raise Broken(f"{method} carries a payload: it is a bare invalidation, and the client lists again", told[0])
-    shown, now = listing()
-    if now == before:
-        raise Broken(f"{kind}/list lists after the change what it listed before", sent, reply, *shown)
-    declared = run.capabilities(wire).get(kind)
-    if isinstance(declared, dict) and declared.get("listChanged") is not True:  # (true, not an object: another rule)
-        raise Broken(f"the capabilities declare {kind}.listChanged {json.dumps(declared.get('listChanged'))}, not "
-                     f"true, yet {method} comes: a client that reads them never listens for it", told[0])
+        problem = Broken(f"no {method}, before the response to the next request or after it", sent, reply, *after)
+    elif told[0]["at"] > after[1]["at"]:
+        problem = Broken(f"{method} came after the response to the next request: the outbox is drained before it",
+                         sent, reply, *after, told[0])
+    elif (params := told[0]["message"].get("params")) not in (None, {}) and not (
+            isinstance(params, dict) and set(params) <= {"_meta"}):
+        problem = Broken(f"{method} carries a payload: it is a bare invalidation, and the client lists again", told[0])
+    else:
+        shown, now = listing()
+        if now == before:
+            problem = Broken(f"{kind}/list lists after the change what it listed before", sent, reply, *shown)
+    return {"course": problem, "spec": problem and Advice(problem.text, *problem.shown)}
+
+
+def list_change_differs(kind: str) -> dict:
+    """What the course and the spec expect of a change to the <kind> list."""
+    return {"course": f"a bare {kind} list_changed before the next response, and a new list",
+            "spec": "the notification, as a SHOULD; its timing and shape unspecified",
+            "claim": f"a change to the {kind} sends notifications/{kind}/list_changed (SHOULD)",
+            "passage": LIST_CHANGE_SPEC.replace("{kind}", kind),
+            "quote": f"When the list of available {kind} changes, servers that declared the listChanged capability "
+                     "SHOULD send a notification"}
 
 
 @rule("tools-list-changed", "000", "a change to the tools sends a bare notifications/tools/list_changed before the "
-      "next response, as declared", LIST_CHANGED, "The mechanism: the server declared tools.listChanged: true at "
+      "next response", LIST_CHANGED, "The mechanism: the server declared tools.listChanged: true at "
       'initialize. ... the server appends notification("notifications/tools/list_changed") to an _outbox. '
       "The client, on _pump_notifications, drains that outbox, sees the notification, and re-issues tools/list ... "
       "The notification carries no payload — it is a cache-invalidation signal, not a diff.",
-      eras=("handshake",))
+      eras=("handshake",), differs=list_change_differs("tools"))
 def tools_list_changed(run: Run):
-    list_change(run, "tools", "change_tools")
+    return list_change(run, "tools", "change_tools")
 
 
 @rule("survives-bad-input", "000", "after bad input of every kind, the session still works", CODES,
       "intended errors carry precise codes, unintended ones degrade to internal-error ... a handler bug must not "
-      "take down the session.")
+      "take down the session.",
+      spec=('spec {rev}, basic/utilities/ping, "Behavior Requirements"', "The receiver MUST respond promptly with an "
+            "empty response"))
 def survives_bad_input(run: Run):
     wire = run.open()
     _, before = run.listed(wire, "tools")
@@ -1582,7 +2043,11 @@ def survives_bad_input(run: Run):
 
 @rule("resources-by-uri", "002", "a listed resource is read by its URI; an unknown URI is an error", PRIMITIVES,
       "Resources are addressable, readable data, identified by URIs (file:///docs/policy.pdf, postgres://reports/q3), "
-      "fetched via resources/read")
+      "fetched via resources/read",
+      differs={"course": "an error for an unknown URI", "spec": "an error, as a SHOULD (-32002 in 2025-11-25)",
+               "claim": "a listed resource is read by its URI (an unknown URI an error: SHOULD)",
+               "passage": 'spec {rev}, server/resources, "Error Handling"',
+               "quote": "Servers SHOULD return standard JSON-RPC errors for common failure cases: Resource not found"})
 def resources_by_uri(run: Run):
     wire = run.open()
     if "resources" not in run.capabilities(wire):
@@ -1600,13 +2065,19 @@ def resources_by_uri(run: Run):
         raise Broken(f"reading {uri} gave no contents with its uri and a text or a blob", sent, reply)
     sent, reply = run.call(wire, "resources/read", {"uri": "report-card://no/such/resource"})
     if error_of(reply) is None:
-        raise Broken(f"an unknown URI was answered {said(reply)}, not an error", sent, reply)
+        problem = Broken(f"an unknown URI was answered {said(reply)}, not an error", sent, reply)
+        return {"course": problem, "spec": Advice(problem.text, *problem.shown)}
 
 
 @rule("prompt-variables", "002", "prompts/get without a required variable is -32602; with it, messages",
       PRIMITIVES + "; " + CODES,
       "Prompts are reusable, parameterized prompt templates the server exposes, fetched via prompts/get ... "
-      "-32602 invalid params — ... the lab raises it ... for a missing prompt-template variable.")
+      "-32602 invalid params — ... the lab raises it ... for a missing prompt-template variable.",
+      differs={"course": "-32602", "spec": "-32602, as a SHOULD",
+               "claim": "prompts/get with its required variables gives messages (without one: -32602, SHOULD)",
+               "passage": 'spec {rev}, server/prompts, "Error Handling"',
+               "quote": "Servers SHOULD return standard JSON-RPC errors for common failure cases: ... Missing "
+                        "required arguments: -32602 (Invalid params)"})
 def prompt_variables(run: Run):
     wire = run.open()
     declared = run.capabilities(wire)
@@ -1623,15 +2094,17 @@ def prompt_variables(run: Run):
         raise NotApplicable("no listed prompt has a required variable", {"code": "none_listed",
                                                                           "what": "a prompt with a required variable"})
     sent, reply = run.call(wire, "prompts/get", {"name": prompt["name"], "arguments": {}})
+    problem = None
     if code_of(reply) != COURSE["missing prompt variable"]:
-        raise Broken(f"{prompt['name']} without {', '.join(required)} was answered {said(reply)}, not "
-                     f"{COURSE['missing prompt variable']}", sent, reply)
+        problem = Broken(f"{prompt['name']} without {', '.join(required)} was answered {said(reply)}, not "
+                         f"{COURSE['missing prompt variable']}", sent, reply)
     filled = {name: value_for(run, wire, declared, prompt["name"], name) for name in required}
     sent, reply, result = run.result(wire, "prompts/get", {"name": prompt["name"], "arguments": filled})
     messages = result.get("messages")
     if not (isinstance(messages, list) and messages and all(isinstance(m, dict) and "role" in m and "content" in m
                                                             for m in messages)):
         raise Broken(f"{prompt['name']} filled in gave no messages, each with a role and a content", sent, reply)
+    return {"course": problem, "spec": problem and Advice(problem.text, *problem.shown)}
 
 
 def value_for(run: Run, wire: Wire, declared: dict, prompt: str, variable: str) -> str:
@@ -1647,17 +2120,17 @@ def value_for(run: Run, wire: Wire, declared: dict, prompt: str, variable: str) 
 
 
 @rule("resources-list-changed", "002",
-      "a change to the resources sends a bare notifications/resources/list_changed, as declared",
-      LIST_CHANGES, LIST_CHANGES_PASSAGE, eras=("handshake",))
+      "a change to the resources sends a bare notifications/resources/list_changed before the next response",
+      LIST_CHANGES, LIST_CHANGES_PASSAGE, eras=("handshake",), differs=list_change_differs("resources"))
 def resources_list_changed(run: Run):
-    list_change(run, "resources", "change_resources")
+    return list_change(run, "resources", "change_resources")
 
 
 @rule("prompts-list-changed", "002",
-      "a change to the prompts sends a bare notifications/prompts/list_changed, as declared",
-      LIST_CHANGES, LIST_CHANGES_PASSAGE, eras=("handshake",))
+      "a change to the prompts sends a bare notifications/prompts/list_changed before the next response",
+      LIST_CHANGES, LIST_CHANGES_PASSAGE, eras=("handshake",), differs=list_change_differs("prompts"))
 def prompts_list_changed(run: Run):
-    list_change(run, "prompts", "change_prompts")
+    return list_change(run, "prompts", "change_prompts")
 
 
 # ---- course 004: the 2026-07-28 revision ----
@@ -1753,14 +2226,15 @@ def unsupported_version(run: Run):
 
 @rule("stdout-only-json", "stdio", "nothing but JSON-RPC messages on the server's stdout, in any rule's session",
       'spec 2025-06-18, Transports, "stdio"', "The server MUST NOT write anything to its stdout that is not a valid "
-      "MCP message.", eras=SESSIONLESS, last=True)
+      "MCP message.", eras=SESSIONLESS, tape=True,
+      spec=('spec {rev}, basic/transports, "stdio"', "The server MUST NOT write anything to its stdout that is not a "
+            "valid MCP message."))
 def stdout_only_json(run: Run):
     if run.era is not None:  # one more session of its own, listed and pinged; without a session, the lines read
         wire = run.open()
-        run.listed(wire, "tools")
-        run.then(wire, 1)
-    junk = [e for e in run.card.tape if e.get("dir") == "←" and not (e["json"] and isinstance(e["message"], dict))]
-    junk.sort(key=lambda e: (ORDER.get(e["rule"], len(ORDER)), e["at"]))  # in the card's order, whatever ran first
+        run.ask(wire, "tools/list")
+        run.bound(wire)
+    junk = [e for e in run.tape() if e["dir"] == "←" and not (e["json"] and isinstance(e["message"], dict))]
     if junk:
         sessions = {e["session"] for e in junk}
         first = "the card's first sessions" if junk[0]["rule"] == START["id"] else f"{junk[0]['rule']}'s"
@@ -1771,19 +2245,25 @@ def stdout_only_json(run: Run):
 
 
 @rule("exit-on-eof", "stdio", "the server exits when its stdin ends", "course 004, section 4",
-      "server.stdin.close()  # closing stdin ends a stdio server", eras=SESSIONLESS)
+      "server.stdin.close()  # closing stdin ends a stdio server", eras=SESSIONLESS,
+      differs={"course": "it exits", "spec": "the client waits, then SIGTERM, then SIGKILL: no duty named",
+               "claim": "the server exits when its stdin ends (information: the spec has the client end it)",
+               "passage": 'spec {rev}, basic/lifecycle, "Shutdown"',
+               "quote": "the client SHOULD initiate shutdown by: First, closing the input stream to the child process "
+                        "(the server) Waiting for the server to exit, or sending SIGTERM"})
 def exit_on_eof(run: Run):
-    if run.card.eof_problem:  # a first process, its stdin closed before any message
-        raise run.card.eof_problem
-    if run.era is None:
-        return  # no session opens: that first process was the whole test
-    wire = run.open()
-    run.then(wire, 1)
-    wire.close_stdin()
-    if wire.wait_exit(run.card.timeout) is None:
-        raise Broken(f"still running {run.card.timeout:g} s after its stdin closed, at the end of a session"
-                     if not wire.cut else f"still running when {wire.deadline_text} passed, after its stdin closed",
-                     note("stdin closed"), reason={"code": "no_exit"})
+    problem = run.card.eof_problem  # a first process, its stdin closed before any message
+    if isinstance(problem, CouldNotRun):
+        raise problem
+    if problem is None and run.era is not None:  # no session opens: that first process was the whole test
+        wire = run.open()
+        run.bound(wire)
+        wire.close_stdin()
+        if wire.wait_exit(run.card.timeout) is None:
+            problem = Broken(f"still running {run.card.timeout:g} s after its stdin closed, at the end of a session"
+                             if not wire.cut else f"still running when {wire.deadline_text} passed, after its stdin "
+                             "closed", note("stdin closed"), reason={"code": "no_exit"})
+    return {"course": problem, "spec": problem and Advice(problem.text, *problem.shown)}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1792,10 +2272,12 @@ def exit_on_eof(run: Run):
 # (then lists the tools in 2026-07-28), one has its stdin closed before any message (exit-on-eof's first test).
 # They find the eras the server serves, and the tools the flags must name. If neither opens a session, they say
 # why in one diagnosis, within --timeout, and only stdio's rules are judged. Else each rule on its own
-# processes, --jobs of them at a time, the stdout rule last.
+# processes, --jobs of them at a time; then the rules that read the tape, side by side too, each on the sessions of
+# the others and its own.
 # ---------------------------------------------------------------------------------------------------
 
 ORDER = {START["id"]: -1} | {r["id"]: place for place, r in enumerate(RULES)}  # the first sessions, then the rules
+TAPE_READERS = {r["id"] for r in RULES if r["tape"]}  # judged after the others, on every session before them too
 EOF_RULE = next(r for r in RULES if r["id"] == "exit-on-eof")
 CLUES = {  # why no session opened, the likelier cause first: what to fix
     "bound": "run the server by hand and watch what grows without end: memory, processes, CPU time, output (the "
@@ -1832,6 +2314,9 @@ class Card:
                  card_seconds: float | None = None, bounds: dict | None = None, cwd: str | None = None,
                  env: dict | None = None, assigned: bool = False, optional=()):
         self.command, self.flags, self.timeout, self.standard = command, flags or {}, timeout, standard
+        # What initialize offers: course 000's version; with --spec the newest, so that the spec judged is the newest
+        # revision the server speaks (version negotiation answers it, or the newest older one it has).
+        self.hello = {**HELLO, "protocolVersion": SPEC_VERSION if standard == "spec" else HANDSHAKE_VERSION}
         self.not_offered = set(not_offered)  # the features --not-offered says the server lacks
         self.rule_seconds = rule_seconds or RULE_DEADLINE * timeout  # each rule's deadline
         self.card_seconds = card_seconds or CARD_DEADLINE * timeout  # the whole card's
@@ -1935,7 +2420,7 @@ class Card:
         run = Run(self, START, "handshake")
         try:
             wire = run.start()
-            sent = wire.request("initialize", HELLO)
+            sent = wire.request("initialize", self.hello)
             reply = wire.reply(sent)
             result = result_of(reply)
             if result and isinstance(result.get("protocolVersion"), str):
@@ -2053,42 +2538,57 @@ class Card:
                 run.close()
         row["session_at"] = run.first_at
         problems = problems or {"course": None, "spec": None}
-        if run.cut_by_card() and any(problems.values()):
+        if run.cut_by_card() and any(isinstance(problem, Broken) for problem in problems.values()):
             return row | {"outcome": "could_not_run", "reason": {"code": "card_deadline"},
                           "text": f"the card's deadline ({self.card_seconds:g} s) passed while it ran"}
-        if run.cut_by_bound() and any(problems.values()):  # what its ended processes did not say is no verdict
+        if run.cut_by_bound() and any(isinstance(problem, Broken) for problem in problems.values()):
+            # What its ended processes did not say is no verdict.
             stopped = self.why_stopped()
             return row | {"outcome": "could_not_run", "reason": stopped.reason, "text": stopped.text}
         chosen = problems[self.standard]
+        revision = self.revision(run.era)
         if rule["differs"]:  # both standards: what each expects, where it says so, its outcome
+            spec = rule["differs"]
             sides = {"course": (rule["claim"], rule["passage"], rule["quote"]),
-                     "spec": (rule["differs"]["claim"], rule["differs"]["passage"], "")}
-            row["differs"] = {standard: {"expects": rule["differs"][standard], "claim": sides[standard][0],
+                     "spec": (spec["claim"], spec["passage"].format(rev=revision), spec["quote"])}
+            row["differs"] = {standard: {"expects": spec[standard], "claim": sides[standard][0],
                                          "passage": sides[standard][1],
-                                         "outcome": "fail" if problems[standard] else "pass",
+                                         "outcome": "fail" if isinstance(problems[standard], Broken) else "pass",
                                          "text": problems[standard].text if problems[standard] else ""}
                               for standard in ("course", "spec")}
             row["claim"], row["passage"], row["quote"] = sides[self.standard]
-        if chosen:
-            row |= {"outcome": "fail", "reason": chosen.reason, "text": chosen.text,
-                    "exchange": [shown(item) for item in chosen.shown],
+        elif self.standard == "spec" and rule["spec"]:  # the same claim, on the spec's word
+            row["passage"], row["quote"] = rule["spec"][0].format(rev=revision), rule["spec"][1]
+        if chosen:  # a failure, or (by the spec alone) information
+            row |= {"text": chosen.text, "exchange": [shown(item) for item in chosen.shown],
                     "at": [item["at"] for item in chosen.shown if isinstance(item, dict) and "at" in item]}
+        if isinstance(chosen, Broken):
+            row |= {"outcome": "fail", "reason": chosen.reason}
         return row
+
+    def revision(self, era: str | None) -> str:
+        """The spec revision a rule's sessions are judged by: the version initialize agreed (the card offered the
+        course's, or with --spec the newest), 2026-07-28 in its era, the newest handshake revision without a
+        session."""
+        if era == "stateless":
+            return STATELESS_VERSION
+        return str(self.eras["handshake"]["version"]) if self.eras["handshake"] else SPEC_VERSION
 
     def run(self, levels=("000", "002", "004"), only=None, jobs: int = 1) -> dict:
         """The first processes, the flags checked, then every rule of the levels (stdio's always; only: these rule
-        ids) judged, jobs at a time, each on its own processes, the stdout rule last (it reads every session before
-        it); the report."""
+        ids) judged, jobs at a time, each on its own processes; the rules that read the tape after the others (each
+        judges their sessions too); the report."""
         chosen = [r for r in RULES if (r["level"] in levels or r["level"] == "stdio") and (not only or r["id"] in only)]
         began = self.account.started = time.monotonic()
         self.ends_at = began + self.card_seconds
         try:
             self.start(eof=EOF_RULE in chosen)
             self.check_flags()
-            first = [r for r in chosen if not r["last"]]
-            rows = dict(zip([r["id"] for r in first],
-                            self.side_by_side([functools.partial(self.judge, r) for r in first], jobs)))
-            rows |= {r["id"]: self.judge(r) for r in chosen if r["last"]}
+            rows = {}
+            for readers in (False, True):
+                ids = [r["id"] for r in chosen if r["tape"] is readers]
+                tasks = [functools.partial(self.judge, r) for r in chosen if r["tape"] is readers]
+                rows |= dict(zip(ids, self.side_by_side(tasks, jobs)))
         finally:
             self.stop()
             self.seconds = time.monotonic() - began
@@ -2103,6 +2603,8 @@ class Card:
             counts[row["outcome"]] += 1
         untested = list(dict.fromkeys(row["reason"]["flag"] for row in self.rows if row["outcome"] == "not_tested"))
         return {"schema_version": SCHEMA_VERSION, "command": self.command, "standard": self.standard,
+                "spec_revision": self.revision("handshake" if self.eras["handshake"] else
+                                               "stateless" if self.eras["stateless"] else None),
                 "levels": list(levels), "flags": flags_text(self.flags, self.not_offered),
                 "not_offered": sorted(self.not_offered),
                 "eras": {"handshake": self.eras["handshake"], "stateless": self.eras["stateless"]},
@@ -2228,9 +2730,12 @@ def mark(outcome: str) -> str:
 
 
 def row_text(row: dict) -> str:
-    """What a row says below its passage: what went wrong, or why it was not judged (that outcome's words first)."""
-    if row["outcome"] in ("pass", "fail"):
+    """What a row says below its passage: what went wrong, why it was not judged (that outcome's words first), or
+    where the server does otherwise than the spec only recommends (information)."""
+    if row["outcome"] == "fail":
         return row["text"]
+    if row["outcome"] == "pass":
+        return f"information, not a failure (the spec only recommends this, or leaves it open): {row['text']}"
     return f"{OUTCOMES[row['outcome']][1]}: {row['text']}"
 
 
@@ -2262,7 +2767,9 @@ def text(card: dict) -> str:
         lines += wrap(f"to fix: {diagnosis['fix']}", INDENT)
     else:
         lines += wrap(f"the server serves {card['eras_text']}")
-        lines += wrap(f"judged by {standard}; where the lab and the spec differ, both verdicts are shown"
+        lines += wrap(f"judged by {standard}" + (f", revision {card['spec_revision']} (initialize offered "
+                                                 f"{SPEC_VERSION}, the newest)" if card["standard"] == "spec" else "")
+                      + "; where the lab and the spec differ, both verdicts are shown"
                       + (" (--spec judges by the spec)" if card["standard"] == "course" else ""))
     if card["flags"]:
         lines += wrap(f"flags: {' '.join(card['flags'])}")
@@ -2311,12 +2818,14 @@ def row_lines(card: dict, row: dict) -> list:
     if row["text"]:
         lines += wrap(row_text(row), INDENT)
     lines += exchange_lines(row["exchange"])
-    if row["differs"]:
-        other = "spec" if card["standard"] == "course" else "course"
-        side = row["differs"][other]
+    other = "spec" if card["standard"] == "course" else "course"
+    side = row["differs"] and row["differs"][other]
+    if side and (side["outcome"] != row["outcome"] or side["text"]):  # the other's verdict, where it says more
         lines += wrap(f"the {other}: {side['expects']} ({side['passage']})", INDENT)
+        told = side["text"] and row["outcome"] == "pass"  # what the other found, where the row says nothing of it
         lines += wrap(f"by the {other}: {mark(side['outcome'])}" + (
-            f" {side['text']}" if side["outcome"] == "fail" and row["outcome"] == "pass" else ""), INDENT)
+            (f" {side['text']}" if side["outcome"] == "fail" else f" (information: {side['text']})")
+            if told else ""), INDENT)
     return lines
 
 

@@ -428,8 +428,8 @@ def test_a_failing_tool_is_reported_on_stderr_from_its_own_code_only(capsys):
 
 
 def test_a_diagnosis_goes_to_stderr_whole_and_after_what_print_left_there():
-    # say() writes on the file descriptor itself (a transport may have made it non-blocking), after flushing what
-    # print() left in sys.stderr's buffer (here a buffer of the program's own, as a logging setup may give it).
+    # say() writes on sys.stderr and flushes it, after what print() left in its buffer (here a buffer of the
+    # program's own, as a logging setup may give it), and never on stdout, the wire over stdio.
     code = ("import io, sys; sys.path.insert(0, sys.argv[1]); import mcp_min\n"
             "sys.stderr = io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, 'w', closefd=False)), write_through=False)\n"
             "print('first,', end=' ', file=sys.stderr); mcp_min.say('then the diagnosis ' + 'x' * 100000)\n"

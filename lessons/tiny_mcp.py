@@ -52,6 +52,8 @@ def answer(message: dict) -> dict | None:
     """The response to one message (None for a notification): every request carries its version in _meta."""
     if "id" not in message:
         return None  # a notification is never answered
+    if "method" not in message and ("result" in message or "error" in message):
+        return None  # a response: this server asks nothing, and a response is never answered (JSON-RPC 2.0, section 5)
     id, method, params = message["id"], message.get("method"), message.get("params") or {}
     if message.get("jsonrpc") != "2.0" or not isinstance(method, str) or not is_id(id):
         # "id": null is no notification: a malformed request (course 000, "Three message shapes")

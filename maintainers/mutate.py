@@ -1,14 +1,16 @@
 """Break the project on purpose and check that the tests notice (standard library only).
 
-    python maintainers/mutate.py            # every breakage; prints each and the score
-    python maintainers/mutate.py 3 7        # only breakages 3 and 7 (their numbers in the list below)
+    python maintainers/mutate.py              # every breakage; prints each and the score
+    python maintainers/mutate.py 3 7          # only breakages 3 and 7 (their numbers in the list below)
+    python maintainers/mutate.py mcp_http.py  # only the breakages of one file
     python maintainers/mutate.py --seeded                  # every seeded mutant of the lab, the lab's tests against each
     python maintainers/mutate.py --seeded 100 --at-least 90  # 100 of them drawn with SEED; exit 1 below 90% killed
 
 A breakage is one promise, broken by hand: one exact text replacement in one file of a copy of the project, in a
 folder of its own; the tests then run there (stopping at the first failure): for a breakage of the lab
-(mcp_min.py), the lab's own tests alone; for the other files, the suite. A breakage the tests do not notice
-survives: the promise it breaks is not pinned by any test. The score is how many were caught out of how many.
+(mcp_min.py), the lab's own tests alone; for Streamable HTTP (mcp_http.py), the tests that drive it; for the other
+files, the suite. A breakage the tests do not notice survives: the promise it breaks is not pinned by any test.
+The score is how many were caught out of how many.
 
 A seeded mutant is made by rule, not by hand: one site of mcp_min.py changed by one of OPERATORS, every site
 of every operator enumerated from the module's syntax tree, and a sample drawn with the fixed SEED. Only the
@@ -24,6 +26,7 @@ import pathlib
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -32,6 +35,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 LAB_TESTS = ["test_mcp_min.py"]  # the lab's own tests: what course 000 promises, they must catch alone
 TESTS = ["test_mcp_min.py", "maintainers/test_full.py", "maintainers/test_duplex.py", "maintainers/test_hostile.py",
          "maintainers/test_transports.py", "maintainers/test_first_hour.py", "maintainers/test_hardening.py"]
+HTTP_TESTS = ["maintainers/test_transports.py", "maintainers/test_peers.py", "maintainers/test_hostile.py",
+              "maintainers/test_client.py", "maintainers/test_duplex.py", "maintainers/test_hardening.py"]
+TESTS_OF = {"mcp_min.py": LAB_TESTS, "mcp_http.py": HTTP_TESTS}  # any other file's breakages: TESTS
 
 # (the file, the promise, the text in the file, what it becomes). The lab's breakages come first: only the lab's
 # own tests (LAB_TESTS) run against them, for course 000's promises are the lab's to keep.
@@ -197,11 +203,11 @@ BREAKAGES = [
      'return base64.b64decode(value[9:-2], validate=True).decode("utf-8")',
      "return value"),
     ("mcp_http.py", "a header that does not repeat the body is -32020",
-     "                if not header_matches(text, value):",
-     "                if False:"),
-    ("mcp_http.py", "a body framed two ways is refused",
-     '            if "transfer-encoding" in self.header_values or len(lengths) > 1:',
+     "            if not header_matches(text, value):",
      "            if False:"),
+    ("mcp_http.py", "a body framed two ways is refused",
+     '        if "transfer-encoding" in self.header_values or len(lengths) > 1:',
+     "        if False:"),
     ("mcp_http.py", "a header line that could be read two ways is refused",
      '        if not colon or not name or name != name.strip() or "\\r" in value:',
      "        if not colon:"),
@@ -218,16 +224,152 @@ BREAKAGES = [
      "        if self.closing or (self.socket and select.select([self.socket], [], [], 0)[0]):",
      "        if self.closing:"),
     ("mcp_http.py", "a batch or a scalar body is 400 -32600",
-     "            if not isinstance(message, dict):  # a batch, a string, a number",
-     "            if False:  # a batch, a string, a number"),
+     "        if not isinstance(message, dict):  # a batch, a string, a number",
+     "        if False:  # a batch, a string, a number"),
+    ("mcp_http.py", "a connection carries many requests (keep-alive)",
+     '        self.close_connection = connection == "close" or (version == "HTTP/1.0" and connection != "keep-alive")',
+     "        self.close_connection = True"),
+    ("mcp_http.py", "Expect: 100-continue is answered before the body is read",
+     "            self.handle_expect_100()  # only now",
+     "            pass  # only now"),
+    ("mcp_http.py", "a body without Content-Length is 411",
+     "        elif not (len(length) <= 10 and length.isascii() and length.isdigit()):",
+     "        elif False:"),
+    ("mcp_http.py", "a body over MAX_MESSAGE_BYTES is 413 before it is read",
+     "        elif int(length) > MAX_MESSAGE_BYTES:\n            self.refuse(413",
+     "        elif False:\n            self.refuse(413"),
+    ("mcp_http.py", "a Host or Origin that is not local is 403 (DNS rebinding)",
+     "        if host not in allowed or (origin and origin_host not in allowed):",
+     "        if host not in allowed:"),
+    ("mcp_http.py", "only /mcp is served",
+     "        if path != self.server.served_path:",
+     "        if False:"),
+    ("mcp_http.py", "an unknown session is 404, a missing one 400",
+     '(400, "missing Mcp-Session-Id") if sid is None else (404, "unknown or ended session")',
+     '(400, "missing Mcp-Session-Id") if sid is None else (400, "unknown or ended session")'),
+    ("mcp_http.py", "a session idle past SESSION_IDLE_S is forgotten",
+     "                if now - session.used <= SESSION_IDLE_S and len(self.sessions) < MAX_SESSIONS:",
+     "                if len(self.sessions) < MAX_SESSIONS:"),
+    ("mcp_http.py", "past MAX_SESSIONS the session unused the longest is forgotten",
+     "                if now - session.used <= SESSION_IDLE_S and len(self.sessions) < MAX_SESSIONS:",
+     "                if now - session.used <= SESSION_IDLE_S:"),
+    ("mcp_http.py", "a session's use keeps it from being forgotten",
+     "                session.used = time.monotonic()",
+     "                pass"),
+    ("mcp_http.py", "DELETE ends the session",
+     "        session = self.session(end=True)",
+     "        session = self.session()"),
+    ("mcp_http.py", "an unknown MCP-Protocol-Version is 400",
+     "        elif version is not None and version not in PUBLISHED_VERSIONS:",
+     "        elif False:"),
+    ("mcp_http.py", "a stateless request for an unknown method is 404",
+     "                return 404  # the method itself is unknown here",
+     "                return 200"),
+    ("mcp_http.py", "a stateless request missing a required _meta field is 400",
+     "                return 400  # a required _meta field is missing",
+     "                return 200  # a required _meta field is missing"),
+    ("mcp_http.py", "a header sent twice does not repeat the body",
+     "            if len(sent) > 1:",
+     "            if False:"),
+    ("mcp_http.py", "subscriptions/listen without text/event-stream is 406",
+     "        if listen and not events_accepted:",
+     "        if False:"),
+    ("mcp_http.py", "a listen stream the client closes ends its subscription",
+     "                mcp.stop_listening(stream)",
+     "                pass"),
+    ("mcp_http.py", "a resumed stream replays what it missed",
+     "            for event in missed:",
+     "            for event in []:"),
+    ("mcp_http.py", "a resumption after events no longer kept is refused",
+     "            if not first - 1 <= after <= self.number:",
+     "            if False:"),
+    ("mcp_http.py", "a stream of another session is not resumed",
+     "        if stream is None or stream.session_id != session_id or not number.isdigit():",
+     "        if stream is None or not number.isdigit():"),
+    ("mcp_http.py", "a server that closes a stream early sends a retry field first",
+     '                handler.write_chunk(f"retry: {RETRY_MS}\\n\\n".encode())',
+     "                pass"),
+    ("mcp_http.py", "what a session sends outside a request waits while a request is in flight",
+     "        if self.in_flight == 0 and self.standing.handler is not None:",
+     "        if self.standing.handler is not None:"),
+    ("mcp_http.py", "what a session sends outside a request goes on its GET stream",
+     "            mcp.on_send = session.deliver",
+     "            pass"),
+    ("mcp_http.py", "a GET without a session is 405",
+     '        if self.header("Mcp-Session-Id") is None:  # 2026-07-28 has no sessions',
+     "        if False:  # 2026-07-28 has no sessions"),
+    ("mcp_http.py", "at most MAX_GET_STREAMS GET streams are open",
+     "        if not self.server.get_streams.take(1):",
+     "        if not self.server.get_streams.take(0):"),
+    ("mcp_http.py", "a connection whose request is late is cut",
+     "            late = [connection for connection, deadline in self.arriving.items() if now > deadline]",
+     "            late = []"),
+    ("mcp_http.py", "long requests past their share of MAX_LONG are stopped",
+     "        for handler in long[max(0, MAX_LONG - self.listen_streams.used - self.get_streams.used):]:",
+     "        for handler in long[max(0, MAX_LONG):]:"),
+    ("mcp_http.py", "streams count against the long requests' share",
+     "        for handler in long[max(0, MAX_LONG - self.listen_streams.used - self.get_streams.used):]:",
+     "        for handler in long[max(0, MAX_LONG - self.listen_streams.used):]:"),
+    ("mcp_http.py", "a full server cuts the idlest connection to make room",
+     "                idlest = min(self.arriving, key=self.arriving.get, default=None)",
+     "                idlest = None"),
+    ("mcp_http.py", "what the bodies being served hold, parsed, is bounded",
+     "        if body is None or not self.reserve(parsed_size(body) - len(body)):",
+     "        if body is None:"),
+    ("mcp_http.py", "a refusal reads what the client still sends, so that it reads the response",
+     "            while self.connection.recv(1 << 20):\n                pass",
+     "            pass"),
+    ("mcp_http.py", "a half-closed client's stream is probed before it is taken for gone",
+     '            self.send_comment(b":\\n\\n")',
+     "            pass"),
+    ("mcp_http.py", "notifications queued during a request go out before its JSON response",
+     "        if queued and self.accepts_events:",
+     "        if False:"),
+    ("mcp_http.py", "an HTTP/1.0 client's event stream ends with the connection",
+     '        framing = {"Transfer-Encoding": "chunked"} if self.request_version == "HTTP/1.1" else {"Connection": "close"}',
+     '        framing = {"Transfer-Encoding": "chunked"}'),
+    ("mcp_http.py", "the client resumes a stream cut before its response",
+     '            if "id" not in cursor or not (stopped or "retry" in cursor) or connection not in (',
+     '            if True or connection not in ('),
+    ("mcp_http.py", "the client waits the retry it was told",
+     '        wait = min(cursor.get("retry", RETRY_MS) / 1000, RETRY_CAP_S)',
+     "        wait = min(RETRY_MS / 1000, RETRY_CAP_S)"),
+    ("mcp_http.py", "an empty event id resets the last event id",
+     '                if not value:\n                    del cursor["id"]',
+     '                if False:\n                    del cursor["id"]'),
+    ("mcp_http.py", "the client takes an HTTP error with a JSON-RPC error as its request's answer",
+     '    return status >= 400 and "error" in incoming',
+     "    return False"),
+    ("mcp_http.py", "an open stream with nothing to say gets a keep-alive comment",
+     '                stream.send_comment(b": keep-alive\\n\\n")',
+     "                pass"),
+    ("mcp_http.py", "a GET stream gets what waited in the outbox as it opens",
+     "            session.deliver()  # what waited in the outbox",
+     "            pass  # what waited in the outbox"),
+    ("mcp_http.py", "a listen stream's writes wait at most STREAM_WRITE_S",
+     "        if listen:  # its writes come from whoever changes a list, and may never wait long\n            self.connection.settimeout(STREAM_WRITE_S)",
+     "        if listen:  # its writes come from whoever changes a list, and may never wait long\n            pass"),
+    ("mcp_http.py", "a stopped request's late answer goes nowhere",
+     "        if stream.stopped:  # it has its one answer",
+     "        if False:  # it has its one answer"),
+    ("mcp_http.py", "the watchdog waits for no client",
+     "                    carrier.connection.settimeout(0)",
+     "                    pass"),
+    ("mcp_http.py", "a GET stream another GET took over ends",
+     "lambda: stream.handler is not self or self.server.closing or bool(self.client_gone())",
+     "lambda: self.server.closing or bool(self.client_gone())"),
+    ("mcp_http.py", "a GET stream whose client went ends",
+     "lambda: stream.handler is not self or self.server.closing or bool(self.client_gone())",
+     "lambda: stream.handler is not self or self.server.closing"),
     ("tap.py", "the tap stops its server when stopped",
      "        stop_server(child, polite=True)",
      "        pass"),
 ]
 
 
-def survives(number: int, name: str, promise: str, text: str, broken: str) -> bool:
-    """Apply one breakage to one file in a copy of the project; whether every test still passes."""
+def survives(number: int, name: str, promise: str, text: str, broken: str) -> str | None:
+    """Apply one breakage to one file in a copy of the project; None if every test still passes, else the test that
+    failed first (one that only fails under load is no catch: rerun it alone)."""
     with tempfile.TemporaryDirectory() as folder:
         copy = pathlib.Path(folder) / "project"
         shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".git", ".ci", "__pycache__", "*.pyc", ".pytest_cache"))
@@ -235,11 +377,17 @@ def survives(number: int, name: str, promise: str, text: str, broken: str) -> bo
         source = module.read_text(encoding="utf-8")
         if source.count(text) < 1:
             raise SystemExit(f"breakage {number} ({promise}): its text is no longer in {name}; update the list")
-        module.write_text(source.replace(text, broken, 1), encoding="utf-8")
-        tests = LAB_TESTS if name == "mcp_min.py" else TESTS
+        source = source.replace(text, broken, 1)
+        try:
+            compile(source, name, "exec")
+        except SyntaxError as exc:  # every test that imports the file would fail: a catch that proves nothing
+            raise SystemExit(f"breakage {number} ({promise}) is not Python: {exc}; update the list")
+        module.write_text(source, encoding="utf-8")
+        tests = TESTS_OF.get(name, TESTS)
         done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
                               cwd=copy, capture_output=True, text=True, timeout=1800)
-        return done.returncode == 0
+        failed = [line.split(" - ")[0] for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+        return None if done.returncode == 0 else (failed or [f"exit status {done.returncode}"])[0]
 
 
 # ---- seeded mutants of the lab ----
@@ -399,20 +547,31 @@ def run_seeded(count: int | None, at_least: float | None) -> int:
 
 
 def main(argv: list) -> int:
-    """Run the breakages asked for (all by default), or the seeded mutants; print each verdict and the score."""
+    """Run the breakages asked for (by number or by file; all by default), or the seeded mutants; print each
+    verdict and the score."""
+    if {"-h", "--help"} & set(argv):
+        print(__doc__)
+        return 0
+    # A shell starts a background job with SIGINT ignored, and every process the tests start would inherit that:
+    # the tests of Ctrl-C would fail whatever the breakage. Handled here, it is the default again in each child.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     if argv[:1] == ["--seeded"]:  # --seeded [COUNT] [--at-least PERCENT]
         rest, at_least = argv[1:], None
         if "--at-least" in rest:
             at = rest.index("--at-least")
             at_least, rest = float(rest[at + 1]), rest[:at] + rest[at + 2:]
         return run_seeded(int(rest[0]) if rest else None, at_least)
-    chosen = [int(arg) for arg in argv] or range(1, len(BREAKAGES) + 1)
+    files = {name for name, _, _, _ in BREAKAGES}
+    chosen = [int(arg) for arg in argv if arg not in files]
+    chosen += [number for number, (name, _, _, _) in enumerate(BREAKAGES, 1) if name in argv]
+    chosen = chosen or range(1, len(BREAKAGES) + 1)
     survivors = []
     for number in chosen:
         name, promise, text, broken = BREAKAGES[number - 1]
-        alive = survives(number, name, promise, text, broken)
-        print(f"{number:2}. {'SURVIVED' if alive else 'caught  '}  {name}: {promise}", flush=True)
-        if alive:
+        failed = survives(number, name, promise, text, broken)
+        print(f"{number:2}. {'caught  ' if failed else 'SURVIVED'}  {name}: {promise}" + (f" ({failed})" if failed else ""),
+              flush=True)
+        if not failed:
             survivors.append(number)
     lab = [number for number in chosen if BREAKAGES[number - 1][0] == "mcp_min.py"]
     lab_caught = len([number for number in lab if number not in survivors])

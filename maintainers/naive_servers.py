@@ -81,7 +81,9 @@ class Base:
         if not isinstance(message, dict):
             return self.error(None, -32600, "a message is a JSON object")
         if "method" not in message:
-            return None  # a response from the client: this server asked nothing
+            if "result" in message or "error" in message:
+                return None  # a response from the client: this server asked nothing
+            return self.error(None, -32600, "a message has a method, or a result or an error")
         if self.is_notification(message):
             self.notice(message)
             return self.notification_reply(message)
@@ -505,6 +507,82 @@ class PrintOnStdout(Base):
         return super().call_tool(params)
 
 
+class AnswersTwice(Base):
+    """Each response is written twice: by the handler that made it, and again by the loop."""
+
+    def write(self, message):
+        super().write(message)
+        if "id" in message and "method" not in message:
+            super().write(message)
+
+
+class AnswersResponses(Base):
+    """A message without a method is refused, a response from the client too."""
+
+    def handle(self, message):
+        if isinstance(message, dict) and "method" not in message:
+            return self.error(message.get("id"), -32600, "a message has a method")
+        return super().handle(message)
+
+
+class ObjectsOnly(Base):
+    """Every line is taken for an object: an array or a number ends the loop."""
+
+    def handle(self, message):
+        if message.get("method") is None and "result" not in message and "error" not in message:
+            return self.error(None, -32600, "a message has a method, or a result or an error")
+        return super().handle(message)
+
+
+class NoServerInfo(Base):
+    """initialize answers the version and the capabilities, and forgets who it is."""
+
+    def initialize(self, params):
+        return {key: value for key, value in super().initialize(params).items() if key != "serverInfo"}
+
+
+class ListChangedOnInitialize(Base):
+    """initialize tells the client at once that the tools may change: before the session is live."""
+
+    def initialize(self, params):
+        self.list_changed("tools")
+        return super().initialize(params)
+
+
+class LogsUndeclared(Base):
+    """Each tool call is logged to the client, with no logging capability declared."""
+
+    def call_tool(self, params):
+        self.outbox.append({"jsonrpc": "2.0", "method": "notifications/message",
+                            "params": {"level": "info", "data": f"calling {params.get('name')}"}})
+        return super().call_tool(params)
+
+
+class AsksForSampling(Base):
+    """add asks the client's model for a second opinion, though the client declared no sampling."""
+
+    def call_tool(self, params):
+        if params.get("name") == "add":
+            self.outbox.append({"jsonrpc": "2.0", "id": "sampling-1", "method": "sampling/createMessage",
+                                "params": {"messages": [], "maxTokens": 10}})
+        return super().call_tool(params)
+
+
+class InitializedOpensTheGate(Base):
+    """notifications/initialized opens the session, whether initialize came or not."""
+
+    def notice(self, message):
+        if message["method"] == "notifications/initialized":
+            self.initialized = True
+
+
+class ErrorWithoutReason(Base):
+    """A failing tool says that it failed, and nothing more."""
+
+    def tool_failed(self, exc):
+        return {"content": [{"type": "text", "text": "ERROR"}], "isError": True}
+
+
 class NeverExits(Base):
     """A thread that is not a daemon keeps the process alive after stdin ends."""
 
@@ -535,7 +613,7 @@ MISTAKES = {  # name: (the server, the rule of the card it breaks)
     "allow-list-ignored": (AllowListIgnored, "tool-not-allowed"),
     "missing-argument-runs-tool": (MissingArgumentRunsTool, "missing-argument"),
     "tool-error-as-internal-error": (ToolErrorAsInternalError, "tool-error-is-result"),
-    "list-changed-with-id": (ListChangedWithId, "tools-list-changed"),
+    "list-changed-with-id": (ListChangedWithId, "notification-has-no-id"),
     "stops-after-parse-error": (StopsAfterParseError, "survives-bad-input"),
     "unknown-resource-empty": (UnknownResourceEmpty, "resources-by-uri"),
     "prompt-variable-unchecked": (PromptVariableUnchecked, "prompt-variables"),
@@ -548,7 +626,19 @@ MISTAKES = {  # name: (the server, the rule of the card it breaks)
     "unsupported-version-unlisted": (UnsupportedVersionUnlisted, "unsupported-version"),
     "print-on-stdout": (PrintOnStdout, "stdout-only-json"),
     "never-exits": (NeverExits, "exit-on-eof"),
+    "answers-twice": (AnswersTwice, "one-response"),
+    "answers-responses": (AnswersResponses, "one-response"),
+    "objects-only": (ObjectsOnly, "not-a-message"),
+    "no-server-info": (NoServerInfo, "server-info"),
+    "list-changed-on-initialize": (ListChangedOnInitialize, "quiet-before-initialized"),
+    "logs-undeclared": (LogsUndeclared, "negotiated-capabilities"),
+    "asks-for-sampling": (AsksForSampling, "negotiated-capabilities"),
+    "initialized-opens-the-gate": (InitializedOpensTheGate, "handshake-gate"),
+    "error-without-reason": (ErrorWithoutReason, "tool-error-says-why"),
 }
+# A mistake that shows on its own only without a flag: undeclared-prompts's --change-prompts would call add_greeting,
+# whose list_changed its capabilities never promised (negotiated-capabilities, a second rule broken, rightly).
+FLAGS_OF = {"undeclared-prompts": FLAGS[:FLAGS.index("--change-prompts")]}
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--list"]:

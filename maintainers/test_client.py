@@ -13,7 +13,7 @@ import mcp_min
 import server_demo
 from mcp_full import Context, MCPClient, MCPServer, RPCError, error_response, notification, request, response
 from test_hostile import chunked, pong, scripted_http
-from test_transports import META, TIMEOUT, connection, exchange, http_endpoint, open_session, stateless
+from test_transports import META, TIMEOUT, connection, exchange, http_endpoint, open_session, stateless, wait_until
 
 
 def event_stream_answer(body: bytes) -> bytes:
@@ -303,6 +303,54 @@ def test_a_list_change_made_by_another_session_reaches_an_idle_client_on_its_sta
         idle.close()
 
 
+def test_what_waited_for_a_get_stream_comes_as_soon_as_it_opens():
+    # A change made while a session had no GET stream waits in its outbox: the GET, once open, brings it at once,
+    # not with the session's next request.
+    with http_endpoint(server_demo.make_server()) as port:
+        idle = connection(port)
+        session = open_session(idle)
+        changer = resuming_client(port)
+        changer.call_tool("enable_subtract")
+        idle.request("GET", "/mcp", headers={"Mcp-Session-Id": session, "Accept": "text/event-stream"})
+        stream = idle.getresponse()
+        lines = iter(stream.readline, b"")
+        assert json.loads(next(line for line in lines if line.startswith(b"data: "))[len(b"data: "):]) == notification(
+            "notifications/tools/list_changed")
+        changer.close()
+        idle.close()
+
+
+def test_a_get_stream_another_get_takes_over_ends_whole_and_its_connection_goes_on():
+    # A session has one standing stream: a second GET takes it over, and the first's body ends, whole, so that its
+    # connection can carry the session's next request.
+    with http_endpoint(server_demo.make_server()) as port:
+        first, second = connection(port), connection(port)
+        session = open_session(first)
+        first.request("GET", "/mcp", headers={"Mcp-Session-Id": session, "Accept": "text/event-stream"})
+        taken = first.getresponse()
+        second.request("GET", "/mcp", headers={"Mcp-Session-Id": session, "Accept": "text/event-stream"})
+        assert (taken.status, second.getresponse().status, taken.read()) == (200, 200, b"")
+        status, _, body = exchange(first, request(2, "ping"), {"Mcp-Session-Id": session})
+        assert (status, json.loads(body)) == (200, response(2, {}))
+        first.close()
+        second.close()
+
+
+def test_a_standing_stream_quiet_past_the_clients_timeout_still_carries_a_change(monkeypatch):
+    # The timeout bounds a response, not the standing stream: one quiet (keep-alives aside) for longer than the
+    # timeout is still read, and hears the change another session makes (it was dropped at the timeout).
+    monkeypatch.setattr(mcp_http, "KEEPALIVE_S", 0.2)  # each read of the stream hears something within the timeout
+    with http_endpoint(server_demo.make_server()) as port:
+        changer = resuming_client(port)
+        idle = MCPClient(mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=2))
+        idle.connect("handshake")
+        time.sleep(2.5)
+        changer.call_tool("enable_subtract")
+        assert idle.transport.arrived.get(timeout=TIMEOUT) == notification("notifications/tools/list_changed")
+        changer.close()
+        idle.close()
+
+
 def test_a_question_the_server_sends_outside_any_request_is_answered_from_the_standing_stream():
     # A request of the server's own, sent while no request is in flight, goes out on the standing stream; the
     # client's callback answers it there, and the answer reaches the server by POST.
@@ -349,16 +397,50 @@ def test_get_streams_past_max_get_streams_are_503_and_the_session_works_without_
         second.close()
 
 
-def test_the_client_waits_the_retry_it_was_told_before_it_reconnects_and_then_gets_its_answer():
+def test_a_get_stream_whose_client_goes_gives_its_place_to_the_next(monkeypatch):
+    # The server sees the client close a GET stream and ends it: its connection, and its place among the
+    # MAX_GET_STREAMS, are free again for the next GET, not held until the session ends.
+    monkeypatch.setattr(mcp_http, "MAX_GET_STREAMS", 1)
+    with http_endpoint() as port:
+        first, second = connection(port), connection(port)
+        first_session, second_session = open_session(first), open_session(second)
+        first.request("GET", "/mcp", headers={"Mcp-Session-Id": first_session, "Accept": "text/event-stream"})
+        assert first.getresponse().status == 200  # the stream is open: its head is read, its body never ends
+        first.close()
+
+        def second_opens() -> bool:
+            second.request("GET", "/mcp", headers={"Mcp-Session-Id": second_session, "Accept": "text/event-stream"})
+            reply = second.getresponse()
+            if reply.status == 503:  # not yet: the refusal closes the connection, and the next GET opens another
+                reply.read()
+            return reply.status == 200
+        wait_until(second_opens, "the second session's GET stream")
+        second.close()
+
+
+def test_the_client_waits_the_retry_it_was_told_before_it_reconnects_and_then_gets_its_answer(monkeypatch):
     # A server that ends the POST's stream after a priming event (an id, retry: 200, no data), then answers on the GET.
+    # Untold, the client would wait RETRY_CAP_S (10 s, RETRY_MS being longer here): past its timeout, so it would give up.
+    monkeypatch.setattr(mcp_http, "RETRY_MS", 60_000)
     primed = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
               + chunked(b"id: p.1\nretry: 200\ndata: \n\n"))
     resumed = event_stream_answer(b"id: p.2\nevent: message\ndata: " + json.dumps(pong(1)).encode() + b"\n\n")
     with scripted_http(primed, resumed) as (port, opened):
-        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=5)
         started = time.monotonic()
         assert transport.send(request(1, "ping")) == pong(1)
         assert (time.monotonic() - started >= 0.2, len(opened)) == (True, 2)
+
+
+def test_an_empty_event_id_leaves_nothing_to_resume_and_the_stream_is_over():
+    # "id:" with no value resets the last event id (WHATWG, server-sent events): the stream, though it asked for a
+    # retry, names no event a GET could resume after, so it is over (a GET would wait for an answer that never comes).
+    reset = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+             + chunked(b"id: r.1\nretry: 200\ndata: \n\nid:\n\n"))
+    with scripted_http(reset) as (port, _):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        with pytest.raises(ConnectionError, match="HTTP 200: the body held no response to ping"):
+            transport.send(request(1, "ping"))
 
 
 def test_a_stream_that_ends_without_a_retry_or_an_id_is_over_and_says_so():

@@ -177,8 +177,9 @@ def expected(name: str) -> dict:
     outcomes = dict.fromkeys(LEVEL_000, "pass")
     if name in naive_servers.MISTAKES:
         return {"outcomes": outcomes | {naive_servers.MISTAKES[name][1]: "fail"}, "exit": 1, "bound": None}
-    if name == "no-divide":  # divide is the tool of --raises
-        return {"outcomes": outcomes | {"tool-error-is-result": "fail"}, "exit": 1, "bound": None}
+    if name == "no-divide":  # divide is the tool of --raises, which these rules call
+        return {"outcomes": outcomes | {"tool-error-is-result": "fail", "tool-error-says-why": "fail"}, "exit": 1,
+                "bound": None}
     if name == "no-allow-list":
         return {"outcomes": outcomes | {"tool-not-allowed": "not_applicable"}, "exit": 0, "bound": None}
     if name == "empty":  # no session: the stdio rules alone are judged
@@ -527,8 +528,9 @@ def test_gradescopes_run_autograder_on_the_page_writes_its_results(tmp_path):
     done = subprocess.run(["bash", "-c", script], env=python_on_path(tmp_path / "bin"), capture_output=True,
                           text=True, timeout=BOUND)
     results = json.loads((tmp_path / "autograder" / "results" / "results.json").read_text())
+    worth = sum(ASSIGNMENT["points"].get(rule, 1) for rule in LEVEL_000)
     assert (done.returncode, [test["name"].split(":")[0] for test in results["tests"] if test["status"] == "failed"],
-            results["score"]) == (1, ["handshake-gate"], 19.5), done.stderr
+            results["score"]) == (1, ["handshake-gate"], worth - 1), done.stderr
 
 
 def test_the_wall_time_bound_is_the_cards_deadline_and_is_named_when_it_passes():

@@ -155,25 +155,49 @@ def test_the_number_of_connections_is_bounded_and_the_idlest_makes_room_for_a_ne
                 conn.close()
 
 
+INIT = json.dumps(request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                            "clientInfo": {"name": "crowd", "version": "0"}})).encode()
+PING = json.dumps(request(2, "ping")).encode()
+
+
+def session_of(reply: bytes) -> str:
+    """The Mcp-Session-Id of a raw HTTP response to initialize."""
+    return reply.split(b"Mcp-Session-Id: ")[1].split(b"\r\n")[0].decode()
+
+
 def test_sessions_expire_and_their_number_is_capped(monkeypatch):
     # Three sessions fill the server: a fourth initialize forgets the one unused the longest (its client sees 404),
     # so nobody can lock the others out by opening sessions; once idle longer than SESSION_IDLE_S all are forgotten.
     monkeypatch.setattr(mcp_http, "MAX_SESSIONS", 3)
-    init = request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                     "clientInfo": {"name": "crowd", "version": "0"}})
-    ping = json.dumps(request(2, "ping")).encode()
-
-    def session_of(reply: bytes) -> str:
-        return reply.split(b"Mcp-Session-Id: ")[1].split(b"\r\n")[0].decode()
     with http_endpoint() as port:
-        first, second, third = (session_of(raw(port, post_bytes(json.dumps(init).encode(), {}))) for _ in range(3))
-        assert status_of(raw(port, post_bytes(ping, {"Mcp-Session-Id": first}))) == 200  # first is used again
-        fourth = session_of(raw(port, post_bytes(json.dumps(init).encode(), {})))
-        statuses = [status_of(raw(port, post_bytes(ping, {"Mcp-Session-Id": sid}))) for sid in (first, second, third, fourth)]
+        first, second, third = (session_of(raw(port, post_bytes(INIT, {}))) for _ in range(3))
+        assert status_of(raw(port, post_bytes(PING, {"Mcp-Session-Id": first}))) == 200  # first is used again
+        fourth = session_of(raw(port, post_bytes(INIT, {})))
+        statuses = [status_of(raw(port, post_bytes(PING, {"Mcp-Session-Id": sid}))) for sid in (first, second, third, fourth)]
         assert statuses == [200, 404, 200, 200]  # second, unused the longest, made room
         monkeypatch.setattr(mcp_http, "SESSION_IDLE_S", 0)  # from now on, every open session has been idle too long
-        assert status_of(raw(port, post_bytes(json.dumps(init).encode(), {}))) == 200
-        assert status_of(raw(port, post_bytes(ping, {"Mcp-Session-Id": first}))) == 404
+        assert status_of(raw(port, post_bytes(INIT, {}))) == 200
+        statuses = [status_of(raw(port, post_bytes(PING, {"Mcp-Session-Id": sid}))) for sid in (first, third, fourth)]
+        assert statuses == [404, 404, 404]  # not only the one unused the longest
+
+
+def test_a_session_in_use_outlives_one_left_idle():
+    # Use is what keeps a session: of two opened SESSION_IDLE_S ago, the one used since is kept when the next
+    # initialize forgets the idle one.
+    httpd = mcp_http.http_server(server_demo.make_server, port=0)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    port = httpd.server_address[1]
+    try:
+        used, idle = (session_of(raw(port, post_bytes(INIT, {}))) for _ in range(2))
+        for session in httpd.sessions.values():
+            session.used -= 2 * mcp_http.SESSION_IDLE_S  # both were opened (and last used) two hours ago
+        assert status_of(raw(port, post_bytes(PING, {"Mcp-Session-Id": used}))) == 200
+        newest = session_of(raw(port, post_bytes(INIT, {})))
+        statuses = [status_of(raw(port, post_bytes(PING, {"Mcp-Session-Id": sid}))) for sid in (used, idle, newest)]
+        assert statuses == [200, 404, 200]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 @pytest.mark.parametrize("case, headers, extra, status, error", [
@@ -554,6 +578,22 @@ def flooding(tmp_path, mode: str, timeout: float = 1.0) -> mcp_stdio.StdioTransp
     return mcp_stdio.StdioTransport([sys.executable, str(script), mode], timeout=timeout)
 
 
+@pytest.mark.parametrize("chunks, lines", [
+    ([b"a\nb\n"], [b"a", b"b"]),
+    ([b"a", b"b\nc"], [b"ab", b"c"]),  # a line read in pieces is joined; the last needs no newline
+    ([b"xxxx\n"], [b"xxxx"]),  # at the limit: kept
+    ([b"xxxxx\ny\n"], [None, b"y"]),  # over it: dropped whole, and what follows is read
+    ([b"xxx", b"xx\ny"], [None, b"y"]),  # over it only once its pieces are joined
+    ([b"xxx", b"xx", b"x\n", b"z"], [None, b"z"]),  # over it while still unfinished: dropped up to its newline
+    ([b"xxxxx"], [None]),  # the last line, over it
+    ([b"\n\n"], [b"", b""]),
+])
+def test_lines_are_joined_across_chunks_and_one_over_the_limit_is_dropped_whole(chunks, lines):
+    # The one bounded splitter the stdio server, the stdio client and the HTTP client's event streams read with.
+    split = mcp_stdio.Lines(4)
+    assert [line for chunk in chunks for line in split.feed(chunk)] + split.end() == lines
+
+
 @pytest.mark.parametrize("mode", ["endless line", "notification flood"])
 def test_the_deadline_holds_whatever_keeps_arriving_and_memory_stays_bounded(tmp_path, mode):
     # Bytes that never make a response do not keep the client waiting past its timeout, nor fill its memory.
@@ -561,7 +601,7 @@ def test_the_deadline_holds_whatever_keeps_arriving_and_memory_stays_bounded(tmp
     try:
         with pytest.raises(TimeoutError):
             transport.send(request(1, "ping"))
-        assert len(transport._partial) <= mcp_stdio.MAX_MESSAGE_BYTES
+        assert transport._splitter.size <= mcp_stdio.MAX_MESSAGE_BYTES
         assert len(transport.notifications) <= mcp_full.MAX_KEPT_NOTIFICATIONS
     finally:
         transport.process.kill()

@@ -24,7 +24,8 @@ import mcp_min
 import server_demo
 from mcp_full import RPCError, error_response, notification, request, response
 from test_hostile import raw, scripted_http
-from test_transports import HERE, META, TIMEOUT, connected, http_endpoint, initialize_request, stateless, wait_until
+from test_transports import HERE, META, TIMEOUT, connected, event_stream, http_endpoint, initialize_request, stateless, \
+    wait_until
 
 
 def head_and_body(answer: bytes) -> tuple:
@@ -644,6 +645,70 @@ def test_a_call_stopped_past_the_share_gets_one_answer_the_error_and_the_older_c
     assert responses(newer_sent) == [busy(3)]
     assert [reply["result"]["content"] for reply in responses(older_sent)] == [[{"type": "text", "text": "released"}]]
 
+
+
+@pytest.mark.parametrize("stream", ["a listen stream", "a session's GET stream"])
+def test_an_open_stream_holds_the_share_first_so_a_long_call_past_it_is_stopped(monkeypatch, stream):
+    # The share is one connection here, and an open stream holds it: each kind counts, so one call running past
+    # LONG_S is already past the share, and is stopped, the busy error its one answer.
+    monkeypatch.setattr(mcp_http, "MAX_LONG", 1)
+    monkeypatch.setattr(mcp_http, "LONG_S", 0.1)
+    server, release, stopped = holding_server()
+    with http_endpoint(server) as port, socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as held:
+        if stream == "a listen stream":
+            listen, headers = stateless(1, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+            held.sendall(post(listen, headers=headers))
+            events_until(held, b"", b"notifications/subscriptions/acknowledged")
+            call, headers = stateless(2, "tools/call", {"name": "hold", "arguments": {}})
+        else:
+            headers = {"Mcp-Session-Id": head_and_body(raw(port, post(initialize_request(1))))[1]["mcp-session-id"]}
+            raw(port, post(notification("notifications/initialized"), headers=headers))
+            held.sendall(f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                         f"Mcp-Session-Id: {headers['Mcp-Session-Id']}\r\n\r\n".encode())
+            events_until(held, b"", b"\r\n\r\n")  # the head: the stream is open
+            call = request(2, "tools/call", {"name": "hold", "arguments": {}})
+        answer = raw(port, post(call, headers=headers))
+        wait_until(lambda: stopped == [2], "the call's tool to see it cancelled")
+        release.set()
+    status, _, body = head_and_body(answer)
+    assert (status, json.loads(body)) == ("HTTP/1.1 503 Service Unavailable", busy(2))
+
+
+def test_what_a_stopped_calls_session_heard_meanwhile_comes_with_its_next_request(monkeypatch):
+    # A call stopped past the share has its one answer, the busy error: a change its session heard of while the call
+    # ran is not spent on the call's late end (its tool here heeds no cancel), but comes with the next request.
+    monkeypatch.setattr(mcp_http, "MAX_LONG", 0)
+    monkeypatch.setattr(mcp_http, "LONG_S", 0.1)
+    server, release = mcp_full.MCPServer("stubborn"), threading.Event()
+
+    @server.tool()
+    def hold(ctx: mcp_full.Context) -> str:
+        """Report progress, then hold until released, cancelled or not."""
+        ctx.progress(1)
+        release.wait(TIMEOUT)
+        return "released"
+    httpd = mcp_http.http_server(server, port=0)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    port = httpd.server_address[1]
+    try:
+        session = {"Mcp-Session-Id": head_and_body(raw(port, post(initialize_request(1))))[1]["mcp-session-id"]}
+        raw(port, post(notification("notifications/initialized"), headers=session))
+        call = request(2, "tools/call", {"name": "hold", "arguments": {}, "_meta": {"progressToken": 2}})
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as conn:
+            conn.sendall(post(call, headers=session))
+            events_until(conn, b"", b"notifications/progress")
+            server.add_tool("late", lambda: "late", "A tool added while the call runs.", notify=True)
+            stopped = events_until(conn, b"", None)  # the busy error, then the end
+        release.set()
+        wait_until(lambda: not httpd.serving, "the call to end")
+        status, _, body = head_and_body(raw(port, post(request(3, "ping"), headers=session)))
+    finally:
+        release.set()
+        httpd.shutdown()
+        httpd.server_close()
+    assert b'"code": -32603' in stopped
+    assert (status, event_stream(body)) == ("HTTP/1.1 200 OK", [notification("notifications/tools/list_changed"),
+                                                                response(3, {})])
 
 
 def test_a_call_stopped_after_its_stream_was_resumed_gets_the_error_on_the_get_which_goes_on(monkeypatch):

@@ -1,10 +1,12 @@
-"""The report card (issues 30, 36): each rule against servers that keep it and servers that break it; the lab's own
-servers; the official SDK's server; servers that never open a session; the five outcomes and the exit statuses;
-the command line; the card as text, as JSON and on the board, in a real browser.
+"""The report card (issues 30, 36, 37): each rule against servers that keep it and servers that break it; the lab's
+own servers; the official SDKs' servers; servers that never open a session; the five outcomes and the exit
+statuses; the command line; the card as text, as JSON and on the board, in a real browser.
 
-Every card drives a real server command over real pipes. maintainers/naive_servers.py holds a naive base that keeps
-every rule and one mistake a rule; the cards of all the mistakes run side by side (a few cards at a time, each
-card's rules side by side too). No test waits on a clock: each wait is for a line, with a deadline. The lab's
+Every card drives a real server command over real pipes. The corpus: maintainers/naive_servers.py holds a naive
+base that keeps every rule and one mistake a rule; maintainers/student_servers.py four more bases, written as
+students write (three in Python, each checking in another order, one in Node), with mistakes of a line or two. Each
+mistake breaks exactly its own rule; the cards of all of them run side by side (a few cards at a time, each card's
+rules side by side too). No test waits on a clock: each wait is for a line, with a deadline. The lab's
 servers are judged by the course, whatever the lab's constants say: where a lesson's exercise changed one, the rule
 it decides fails, and the tests expect so (LAB_CHOICES).
 """
@@ -16,6 +18,7 @@ import os
 import pathlib
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -27,6 +30,7 @@ import board
 import mcp_min
 import naive_servers
 import report_card
+import student_servers
 from lab_server import FLAGS as LAB_FLAGS
 from report_card import Wire
 from test_board import CHROMEDRIVER, CHROMIUM, TIMEOUT, Browser
@@ -43,12 +47,16 @@ TINY = [PYTHON, str(HERE / "lessons" / "tiny_mcp.py")]
 TINY_FLAGS = ["--raises", 'count_lessons {"course": "postgres"}', "--handler-fails", 'tools/call {"name": []}',
               "--not-offered", "allow-list"]
 LAB = [PYTHON, str(HERE / "maintainers" / "lab_server.py")]
+NODE = shutil.which("node")
+NEEDS_NODE = pytest.mark.skipif(not NODE, reason="node is not installed: the corpus's Node base cannot run")
 CARD_TIMEOUT = 600  # seconds a whole card may take in a test: a bound on a bug, never reached by a slow machine
 
-RULE_IDS = ["notification-no-response", "null-id-is-a-request", "response-shape", "parse-error", "invalid-request",
-            "method-not-found", "internal-error", "no-traceback", "handshake-gate", "version-negotiation",
-            "capabilities-objects", "flat-methods", "unknown-tool", "tool-not-allowed", "missing-argument",
-            "tool-error-is-result", "tools-list-changed", "survives-bad-input",
+RULE_IDS = ["notification-no-response", "null-id-is-a-request", "response-shape", "one-response",
+            "notification-has-no-id", "parse-error", "not-a-message", "invalid-request", "method-not-found",
+            "internal-error", "no-traceback", "handshake-gate", "quiet-before-initialized", "version-negotiation",
+            "server-info", "capabilities-objects", "negotiated-capabilities", "flat-methods", "unknown-tool",
+            "tool-not-allowed", "missing-argument", "tool-error-is-result", "tool-error-says-why", "tools-list-changed",
+            "survives-bad-input",
             "resources-by-uri", "prompt-variables", "resources-list-changed", "prompts-list-changed",
             "server-discover", "meta", "result-type", "cache-hints", "unsupported-version",
             "stdout-only-json", "exit-on-eof"]
@@ -57,16 +65,22 @@ PASSAGES = {  # the passage each rule comes from, as the card prints it
     "notification-no-response": 'course 000, "Three message shapes"',
     "null-id-is-a-request": 'course 000, "Three message shapes"',
     "response-shape": 'course 000, "Three message shapes"',
+    "one-response": 'course 000, "Three message shapes"',
+    "notification-has-no-id": 'course 000, "Three message shapes"',
     "parse-error": 'course 000, "The five standard error codes"',
+    "not-a-message": 'course 000, "The five standard error codes"',
     "invalid-request": 'course 000, "The five standard error codes"',
     "method-not-found": 'course 000, "The five standard error codes"',
     "internal-error": 'course 000, "The five standard error codes"',
     "no-traceback": 'course 000, "The five standard error codes"',
     "handshake-gate": 'course 000, "The stateful handshake"',
+    "quiet-before-initialized": 'course 000, "The stateful handshake"',
     "version-negotiation": 'course 000, "The stateful handshake" (step 2); course 002, "The Initialization Handshake"',
+    "server-info": 'course 000, "The stateful handshake"',
     "capabilities-objects": 'course 000, "The stateful handshake"',
+    "negotiated-capabilities": 'course 000, "The stateful handshake"',
     "flat-methods": LATTICE, "unknown-tool": LATTICE, "tool-not-allowed": LATTICE, "missing-argument": LATTICE,
-    "tool-error-is-result": LATTICE,
+    "tool-error-is-result": LATTICE, "tool-error-says-why": LATTICE,
     "tools-list-changed": 'course 000, "listChanged: the one dynamic capability"',
     "survives-bad-input": 'course 000, "The five standard error codes"',
     "resources-by-uri": 'course 002, "The Three MCP Primitives"',
@@ -113,12 +127,47 @@ def run_card(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(CARD + list(args), capture_output=True, text=True, timeout=CARD_TIMEOUT, cwd=HERE)
 
 
+def corpus() -> dict:
+    """Every mistake of the corpus: (its base, its name) -> (its command, the flags that test every rule, its rule)."""
+    found = {("naive", name): (NAIVE + [name], naive_servers.FLAGS_OF.get(name, naive_servers.FLAGS), rule)
+             for name, (_, rule) in naive_servers.MISTAKES.items()}
+    for base, mistakes in student_servers.MISTAKES.items():
+        found |= {(base, name): (student_servers.command(base, name), student_servers.BASES[base][2], rule)
+                  for name, (rule, _) in mistakes.items()}
+    return found
+
+
 @functools.cache
-def cards_of_mistakes() -> dict:
-    """The card of every naive mistake, with every flag: a few cards at a time."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
-        cards = {name: pool.submit(card_of, NAIVE + [name], *naive_servers.FLAGS) for name in naive_servers.MISTAKES}
-        return {name: future.result() for name, future in cards.items()}
+def cards_of_mistakes(bases: tuple) -> dict:
+    """The card of every mistake of these bases, with the flags that test every rule: a few cards at a time."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        cards = {key: pool.submit(card_of, command, *flags) for key, (command, flags, _) in corpus().items()
+                 if key[0] in bases}
+        return {key: future.result() for key, future in cards.items()}
+
+
+def caught(bases: tuple) -> tuple:
+    """(what each mistake of these bases broke: its ✗ rows' rules and passages, the rules not judged; what was
+    expected of it: its own rule's ✗ alone, and what its base leaves unjudged)."""
+    found = {key: ([(row["id"], row["passage"]) for row in card["rules"] if row["outcome"] == "fail"],
+                   [row["id"] for row in card["rules"] if row["outcome"] not in ("pass", "fail")], card["exit_status"])
+             for key, card in cards_of_mistakes(bases).items()}
+    expected = {key: ([(rule, PASSAGES[rule])], UNJUDGED[key[0]], 1) for key, (_, _, rule) in corpus().items()
+                if key[0] in bases}
+    return found, expected
+
+
+UNJUDGED = {  # what each base does not offer, so that its rules do not apply (the student bases serve no 2026-07-28)
+    "naive": [],
+    "one-function": ["resources-by-uri", "prompt-variables", "resources-list-changed", "prompts-list-changed",
+                     "server-discover", "meta", "result-type", "cache-hints", "unsupported-version"],
+    "table": ["prompt-variables", "prompts-list-changed", "server-discover", "meta", "result-type", "cache-hints",
+              "unsupported-version"],
+    "registry": ["resources-by-uri", "resources-list-changed", "server-discover", "meta", "result-type", "cache-hints",
+                 "unsupported-version"],
+}
+UNJUDGED["node"] = UNJUDGED["one-function"]
+PYTHON_BASES = ("one-function", "table", "registry")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -128,7 +177,7 @@ def cards_of_mistakes() -> dict:
 def test_the_rules_come_in_the_courses_order_under_fixed_ids():
     # A grading script relies on these ids; course 000 first, then 002, 004, stdio.
     assert [rule["id"] for rule in report_card.RULES] == RULE_IDS
-    assert [rule["level"] for rule in report_card.RULES] == ["000"] * 18 + ["002"] * 4 + ["004"] * 5 + ["stdio"] * 2
+    assert [rule["level"] for rule in report_card.RULES] == ["000"] * 25 + ["002"] * 4 + ["004"] * 5 + ["stdio"] * 2
     assert {rule["id"]: rule["passage"] for rule in report_card.RULES} == PASSAGES
 
 
@@ -136,25 +185,81 @@ def test_the_naive_base_keeps_every_rule():
     # The base, with every flag: nothing broken, nothing left unjudged.
     card = card_of(NAIVE, *naive_servers.FLAGS)
     assert outcomes(card) == {id: "pass" for id in RULE_IDS}
-    assert report_card.summary_lines(card) == ["course 000: 18/18 rules hold", "course 002: 4/4 rules hold",
+    assert report_card.summary_lines(card) == ["course 000: 25/25 rules hold", "course 002: 4/4 rules hold",
                                                "course 004: 5/5 rules hold", "stdio: 2/2 rules hold"]
     assert card["exit_status"] == 0
 
 
 def test_each_naive_mistake_breaks_exactly_its_own_rule_with_its_passage():
-    # One ✗ a mistake, on its rule, citing its passage; nothing else judged differently from the base.
-    found = {name: ([(row["id"], row["passage"]) for row in card["rules"] if row["outcome"] == "fail"],
-                    [row["id"] for row in card["rules"] if row["outcome"] not in ("pass", "fail")])
-             for name, card in cards_of_mistakes().items()}
-    expected = {name: ([(rule, PASSAGES[rule])], []) for name, (_, rule) in naive_servers.MISTAKES.items()}
-    expected["undeclared-prompts"] = ([("flat-methods", PASSAGES["flat-methods"])], ["prompt-variables"])
+    # One ✗ a mistake, on its rule, citing its passage, exit status 1; nothing else judged differently from the base.
+    found, expected = caught(("naive",))
+    expected["naive", "undeclared-prompts"] = ([("flat-methods", PASSAGES["flat-methods"])],
+                                               ["prompt-variables", "prompts-list-changed"], 1)
     assert found == expected
+
+
+def test_each_student_mistake_breaks_exactly_its_own_rule_whatever_its_bases_order_of_checks():
+    # Three bases, each checking in another order (the arguments before the name, the method's handler before the
+    # gate, the allow-list after the arguments): each rule is provoked on its own, so no order hides a mistake.
+    found, expected = caught(PYTHON_BASES)
+    assert found == expected
+
+
+@NEEDS_NODE
+def test_each_mistake_of_the_node_base_breaks_exactly_its_own_rule():
+    # A server in another language: its stack trace, its console.log, its timer that keeps the process alive.
+    found, expected = caught(("node",))
+    assert found == expected
+
+
+def test_the_corpus_breaks_every_rule_of_the_card_each_mistake_in_a_line_or_two():
+    # At least 45 mistakes; every rule broken by one at least; each student mistake's text found once in its base.
+    rules = [rule for (_, _, rule) in corpus().values()]
+    assert (len(rules) >= 45, set(RULE_IDS) - set(rules)) == (True, set())
+    assert [base for base in student_servers.BASES] == [*PYTHON_BASES, "node"]
+    for base, mistakes in student_servers.MISTAKES.items():
+        for name, (_, replacements) in mistakes.items():
+            assert student_servers.source(base, name) != student_servers.source(base), (base, name)
+            assert 1 <= len(replacements) <= 2, (base, name)
+
+
+STACK_TRACES = [  # (a text that crosses the wire, the language of the stack trace in it, or None: ordinary text)
+    ('Traceback (most recent call last):\n  File "server.py", line 12, in handle\nKeyError: 1', "Python"),
+    ('  File "/srv/app/server.py", line 40, in call_tool', "Python"),
+    ("TypeError: Cannot read properties of undefined\n    at handle (/srv/server.js:41:7)\n    at Interface.<anonymous> "
+     "(node:readline:1:2)", "Node"),
+    ("Error: boom\n    at callTool ([eval]:56:15)", "Node"),
+    ("Error: boom\n    at async Promise.all (index 0)\n    at C:\\srv\\server.mjs:3:9", "Node"),
+    ('Exception in thread "main" java.lang.NullPointerException', "Java"),
+    ("java.lang.IllegalStateException: closed\n\tat com.example.Server.handle(Server.java:42)", "Java"),
+    ("panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\nmain.handle()", "Go"),
+    ("main.handle(...)\n\t/home/me/server.go:17 +0x1d", "Go"),
+    ("System.NullReferenceException: Object reference not set to an instance of an object.\n   at "
+     "Server.Handler.Handle(String line) in C:\\src\\Server.cs:line 42", ".NET"),
+    ("System.Exception: boom\n   at Server.Program.Main(String[] args)", ".NET"),
+    ("ERROR: division by zero", None),
+    ("Meet at 10:30:45 in room 4", None),
+    ("File notes.txt, line 3 is empty", None),
+    ("look at Math.max(a, b), at line 3", None),
+    ("goroutines are cheap; see main.go:12 for one", None),
+    ("at https://example.com:8080 the page says hi", None),
+    ("The Traceback module prints what went wrong", None),
+    ("2 validation errors for addArguments\nx\n  Field required [type=missing, input_value={}, input_type=dict]\n    "
+     "For further information visit https://errors.pydantic.dev/2.14/v/missing", None),
+    ("MCP error -32602: Tool report_card_no_such_tool not found", None),
+]
+
+
+def test_a_stack_trace_of_each_language_is_found_and_ordinary_text_is_not():
+    # Python, Node, Java, Go and .NET, whole or a line of one; sentences that only look like them are text.
+    assert [(report_card.stack_trace(text) or (None,))[0] for text, _ in STACK_TRACES] == [
+        language for _, language in STACK_TRACES]
 
 
 def test_what_the_card_says_of_a_hang_a_crash_and_a_stray_print():
     # A server that hangs on one rule fails it after the time limit and gets the rest of its card; a crash is
     # told by its exit status and last words; a stray print() is charged to the stdout rule alone.
-    cards = cards_of_mistakes()
+    cards = {name: card for (_, name), card in cards_of_mistakes(("naive",)).items()}
     row = {name: next(row for row in cards[name]["rules"] if row["outcome"] == "fail")
            for name in ("holds-requests-until-initialized", "crashes-on-handler-bug", "print-on-stdout")}
     assert {name: (found["text"], [item["line"] for item in found["exchange"]]) for name, found in row.items()} == {
@@ -169,8 +274,8 @@ def test_what_the_card_says_of_a_hang_a_crash_and_a_stray_print():
             "'list'",
             ['{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": []}}']),
         "print-on-stdout": (
-            "17 lines on stdout that are not a JSON-RPC message, in 12 sessions, the first in internal-error's",
-            ["calling []", "calling ['not', 'a', 'name']", "calling report_card_no_such_tool"]),
+            "14 lines on stdout that are not a JSON-RPC message, in 12 sessions, the first in internal-error's",
+            ["calling []", "calling report_card_no_such_tool", "calling delete_db"]),
     }
     assert [row[name]["reason"] for name in row] == [{"code": "no_response", "why": "timeout"},
                                                      {"code": "no_response", "why": "ended"},
@@ -198,17 +303,18 @@ def test_tiny_mcp_keeps_every_rule_that_applies():
     card = card_of(TINY, *TINY_FLAGS)
     no_handshake = "the server serves no handshake: initialize was answered error -32022 Unsupported protocol version"
     listen = "a 2026-07-28 server tells list changes only on a subscriptions/listen stream"
+    handshake_rules = ["handshake-gate", "quiet-before-initialized", "version-negotiation", "server-info",
+                       "negotiated-capabilities"]
     assert {row["id"]: (row["outcome"], row["text"]) for row in card["rules"] if row["outcome"] != "pass"} == {
-        "handshake-gate": ("not_applicable", no_handshake), "version-negotiation": ("not_applicable", no_handshake),
+        **{rule: ("not_applicable", no_handshake) for rule in handshake_rules},
         "tool-not-allowed": ("not_applicable", "--not-offered allow-list: the server has none"),
         "tools-list-changed": ("not_applicable", listen), "resources-list-changed": ("not_applicable", listen),
         "prompts-list-changed": ("not_applicable", listen),
         "resources-by-uri": ("not_applicable", "the server declares no resources"),
         "prompt-variables": ("not_applicable", "the server declares no prompts"),
     }
-    assert {row["id"]: row["reason"] for row in card["rules"] if row["outcome"] != "pass"} == {
-        "handshake-gate": {"code": "era_not_served", "era": "handshake"},
-        "version-negotiation": {"code": "era_not_served", "era": "handshake"},
+    assert {row["id"]: row["reason"] for row in card["rules"] if row["outcome"] not in ("pass", "fail")} == {
+        **{rule: {"code": "era_not_served", "era": "handshake"} for rule in handshake_rules},
         "tool-not-allowed": {"code": "not_offered", "feature": "allow-list"},
         "tools-list-changed": {"code": "listen_stream"}, "resources-list-changed": {"code": "listen_stream"},
         "prompts-list-changed": {"code": "listen_stream"},
@@ -219,35 +325,41 @@ def test_tiny_mcp_keeps_every_rule_that_applies():
 
 
 def test_the_lab_server_keeps_every_rule_of_course_000():
-    # An mcp_min.MCPServer with course 000's add_tool registrations, on stdio: 18 of 18, and the exit status says so.
+    # An mcp_min.MCPServer with course 000's add_tool registrations, on stdio: 25 of 25, and the exit status says so.
     done = run_card("--level", "000", *LAB_FLAGS, "--", *LAB)
     broken = [rule for rule, outcome in as_the_lab_chooses(dict.fromkeys(LAB_CHOICES, "pass")).items()
               if outcome == "fail"]
     assert (done.returncode, done.stdout.splitlines()[-4:]) == (
-        1 if broken else 0, ["", f"course 000: {18 - len(broken)}/18 rules hold", "stdio: 2/2 rules hold",
+        1 if broken else 0, ["", f"course 000: {25 - len(broken)}/25 rules hold", "stdio: 2/2 rules hold",
                              "exit status 1: a rule fails" if broken else
                              "exit status 0: every rule of the level was tested and holds (or does not apply)"]), \
         done.stdout
 
 
+AUTHOR = ["--handler-fails", "--not-allowed", "--raises", "--change-tools"]  # what a tools server's author tells
 GOOD = {  # a server that keeps every rule: (its command, the flags that test every rule, the level, the flags that
     # would test what is not tested without them)
-    "naive": (NAIVE, naive_servers.FLAGS, "004", ["--handler-fails", "--not-allowed", "--raises", "--change-tools",
-                                                  "--change-resources", "--change-prompts"]),
-    "lab": (LAB, LAB_FLAGS, "000", ["--handler-fails", "--not-allowed", "--raises", "--change-tools"]),
-    "tiny": (TINY, TINY_FLAGS, "004", ["--handler-fails", "--not-allowed", "--raises"]),
+    "naive": (NAIVE, naive_servers.FLAGS, "004", AUTHOR + ["--change-resources", "--change-prompts"]),
+    "lab": (LAB, LAB_FLAGS, "000", AUTHOR),
+    "one-function": (student_servers.command("one-function"), student_servers.BASES["one-function"][2], "004", AUTHOR),
+    "table": (student_servers.command("table"), student_servers.BASES["table"][2], "004",
+              AUTHOR + ["--change-resources"]),
+    "registry": (student_servers.command("registry"), student_servers.BASES["registry"][2], "004",
+                 AUTHOR + ["--change-prompts"]),
+    "node": (student_servers.command("node"), student_servers.BASES["node"][2], "004", AUTHOR),
 }
 
 
-def test_each_good_server_exits_0_with_the_flags_that_test_every_rule_and_3_without_naming_them():
+@pytest.mark.parametrize("name", [pytest.param(name, marks=NEEDS_NODE if name == "node" else ()) for name in GOOD])
+def test_each_good_server_exits_0_with_the_flags_that_test_every_rule_and_3_without_naming_them(name):
     # Without its flags, a good server is not failed: it is not tested, and the card names each flag that would test.
-    found = {name: [(card["exit_status"], card["untested_flags"]) for card in (
+    command, flags, level, untested = GOOD[name]
+    found = [(card["exit_status"], card["untested_flags"]) for card in (
         card_of(command, "--level", level, *flags), card_of(command, "--level", level))]
-        for name, (command, flags, level, _) in GOOD.items()}
-    expected = {name: [(0, []), (3, untested)] for name, (_, _, _, untested) in GOOD.items()}
-    if "fail" in as_the_lab_chooses(dict.fromkeys(LAB_CHOICES, "pass")).values():  # a lesson changed the lab's codes
-        expected["lab"] = [(1, []), (1, GOOD["lab"][3])]
-    assert found == expected
+    if name == "lab" and "fail" in as_the_lab_chooses(dict.fromkeys(LAB_CHOICES, "pass")).values():
+        assert found == [(1, []), (1, untested)]  # a lesson changed the lab's codes
+    else:
+        assert found == [(0, []), (3, untested)]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -291,6 +403,11 @@ def static_info() -> str:
     return "static text"
 
 
+@server.resource("info://broken", mime_type="text/plain")
+def broken_info() -> str:
+    raise OSError("the disk is gone")
+
+
 @server.prompt()
 def review(code: str) -> str:
     """Review code."""
@@ -302,37 +419,148 @@ if __name__ == "__main__":
 '''
 
 
-def test_the_sdk_servers_card_shows_where_it_and_the_course_differ(tmp_path):
-    # The SDK's server: silent on bad input, isError where the course has codes, prompts answered with code 0;
-    # by the spec it keeps the gate, but not -32602 for an unknown tool or a missing argument. No flag says how a
-    # handler of its fails, nor what it refuses; it declares no resource or prompt list changes.
+SDK_FLAGS = ["--raises", 'explode {"reason": "the disk is full"}', "--handler-fails",
+             'resources/read {"uri": "info://broken"}', "--change-tools", "enable_subtract", "--not-offered",
+             "allow-list"]  # no allow-list in either SDK
+SILENT = {  # what both SDKs' servers answer with silence: JSON-RPC 2.0 has every request answered, -32700 or -32600
+    "null-id-is-a-request": "no response to it: the server took it for a notification, and answered the requests "
+                            "after it",
+    "parse-error": "no response to it", "not-a-message": "no response to it", "invalid-request": "no response to it"}
+
+
+def cards_in_both_standards(command: list, *flags: str) -> dict:
+    """A server's cards by the course and by the spec (--spec), side by side; processes that take a second to start
+    get three rules at a time, and time enough on a loaded machine."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        cards = {standard: pool.submit(card_of, command, *extra, *flags, "--jobs", "3", "--timeout", "30")
+                 for standard, extra in (("course", []), ("spec", ["--spec"]))}
+        return {standard: future.result() for standard, future in cards.items()}
+
+
+def verdicts(card: dict) -> dict:
+    """Each rule that does not simply hold: its outcome, and what the row says (a failure, or information)."""
+    return {row["id"]: (row["outcome"], row["text"]) for row in card["rules"] if row["outcome"] != "pass" or row["text"]}
+
+
+def both_verdicts(card: dict) -> dict:
+    """The course's and the spec's outcome of each rule where they differ in what they expect."""
+    return {row["id"]: (row["differs"]["course"]["outcome"], row["differs"]["spec"]["outcome"])
+            for row in card["rules"] if row["differs"]}
+
+
+def test_the_python_sdks_server_by_the_course_and_by_the_spec(tmp_path):
+    # The SDK's MCPServer (mcp 2.3.0): silent on bad input (both standards: JSON-RPC 2.0 answers each request); a
+    # list_changed its capabilities deny (both: only negotiated capabilities are used); isError for an unknown tool
+    # (both: the spec counts it among protocol errors); by the course alone: its gate, -32602 for a missing argument,
+    # a failing tool's reason hidden, code 0 for a missing prompt variable; by the spec those last two are
+    # information. Every verdict of both cards.
     pytest.importorskip("mcp.server.mcpserver", reason="the official SDK (mcp==2.3.0) is not installed")
     (tmp_path / "sdk_server.py").write_text(SDK_SERVER, encoding="utf-8")
-    # Its processes take a second each to start: three rules at a time, and time enough on a loaded machine.
-    card = card_of([PYTHON, str(tmp_path / "sdk_server.py")], "--raises", 'explode {"reason": "boom"}',
-                   "--change-tools", "enable_subtract", "--jobs", "3", "--timeout", "30")
-    broken = {"null-id-is-a-request", "parse-error", "invalid-request", "handshake-gate", "unknown-tool",
-              "missing-argument", "tools-list-changed", "prompt-variables"}
-    unjudged = {"internal-error": "not_tested", "tool-not-allowed": "not_tested",
-                "resources-list-changed": "not_applicable", "prompts-list-changed": "not_applicable"}
-    assert outcomes(card) == {id: "fail" if id in broken else unjudged.get(id, "pass") for id in RULE_IDS}
-    assert {row["id"]: (row["differs"]["course"]["outcome"], row["differs"]["spec"]["outcome"])
-            for row in card["rules"] if row["differs"]} == {
-        "handshake-gate": ("fail", "pass"), "unknown-tool": ("fail", "fail"), "missing-argument": ("fail", "fail")}
-    assert {row["id"]: row["text"] for row in card["rules"] if row["id"] in (
-            "handshake-gate", "unknown-tool", "prompt-variables", "tools-list-changed")} == {
-        "handshake-gate": "before initialize, tools/list was answered error -32602 Invalid request parameters, not "
-                          "-32600; between the initialize response and notifications/initialized, tools/list was "
-                          "answered a result, not -32600",
-        "unknown-tool": "the unknown tool was answered a result with isError true, not -32601",
-        "prompt-variables": "review without code was answered error 0 Missing required arguments: {'code'}, not -32602",
-        "tools-list-changed": "the capabilities declare tools.listChanged false, not true, yet "
-                              "notifications/tools/list_changed comes: a client that reads them never listens for it",
-    }
-    assert report_card.summary_lines(card) == ["course 000: 9/18 rules hold (2 not tested)",
-                                               "course 002: 1/2 rules hold (2 not applicable)",
-                                               "course 004: 5/5 rules hold", "stdio: 2/2 rules hold"]
-    assert (card["exit_status"], card["untested_flags"]) == (1, ["--handler-fails", "--not-allowed"])
+    cards = cards_in_both_standards([PYTHON, str(tmp_path / "sdk_server.py")], *SDK_FLAGS)
+    undeclared = {"resources-list-changed": ("not_applicable", "the server declares no resources.listChanged"),
+                  "prompts-list-changed": ("not_applicable", "the server declares no prompts.listChanged"),
+                  "tool-not-allowed": ("not_applicable", "--not-offered allow-list: the server has none")}
+    list_changed = ("fail", "the server sent notifications/tools/list_changed, in negotiated-capabilities's session, "
+                            "and the server declared no tools.listChanged")
+    hidden = 'explode, which raises, said only "Error executing tool explode": that it failed, not why'
+    code_0 = "review without code was answered error 0 Missing required arguments: {'code'}, not -32602"
+    assert verdicts(cards["course"]) == {
+        **{rule: ("fail", text) for rule, text in SILENT.items()}, **undeclared,
+        "handshake-gate": ("fail", "before initialize, tools/list was answered error -32602 Invalid request "
+                                   "parameters, not -32600; between the initialize response and notifications/"
+                                   "initialized, tools/list was answered a result, not -32600; after a notifications/"
+                                   "initialized that came before initialize, tools/list was answered a result, not "
+                                   "-32600: only an initialize that succeeded opens the session"),
+        "negotiated-capabilities": list_changed,
+        "unknown-tool": ("fail", "the unknown tool was answered a result with isError true, not -32601"),
+        "missing-argument": ("fail", "add without x, y was answered a result with isError true, not -32602"),
+        "tool-error-says-why": ("fail", hidden), "prompt-variables": ("fail", code_0)}
+    assert verdicts(cards["spec"]) == {
+        **{rule: ("fail", text) for rule, text in SILENT.items()}, **undeclared,
+        "negotiated-capabilities": list_changed,
+        "unknown-tool": ("fail", "the unknown tool was answered a result with isError true, not an error: the spec "
+                                 "counts an unknown tool among protocol errors"),
+        "tool-error-says-why": ("pass", hidden), "prompt-variables": ("pass", code_0)}
+    assert both_verdicts(cards["course"]) == both_verdicts(cards["spec"]) == {
+        "no-traceback": ("pass", "pass"), "handshake-gate": ("fail", "pass"), "quiet-before-initialized": ("pass", "pass"),
+        "unknown-tool": ("fail", "fail"), "missing-argument": ("fail", "pass"), "tool-error-says-why": ("fail", "pass"),
+        "tools-list-changed": ("pass", "pass"), "resources-by-uri": ("pass", "pass"), "prompt-variables": ("fail", "pass"),
+        "exit-on-eof": ("pass", "pass")}
+    assert [(card["spec_revision"], card["exit_status"], card["untested_flags"]) for card in cards.values()] == [
+        ("2025-06-18", 1, []), ("2025-11-25", 1, [])]
+
+
+TS_SDK = os.environ.get("MCP_TS_SDK", "")
+TS_SERVER = r"""
+// A small server written with the official TypeScript SDK (1.32), as its README shows.
+const { McpServer } = require("@modelcontextprotocol/sdk/server/mcp.js");
+const { StdioServerTransport } = require("@modelcontextprotocol/sdk/server/stdio.js");
+const { z } = require("zod");
+
+const server = new McpServer({ name: "ts-side", version: "1.32.2" });
+const text = (words) => ({ content: [{ type: "text", text: words }] });
+server.registerTool("add", { description: "Add two numbers.", inputSchema: { x: z.number(), y: z.number() } },
+  async ({ x, y }) => text(String(x + y)));
+server.registerTool("explode", { description: "Always throws.", inputSchema: { reason: z.string() } },
+  async ({ reason }) => { throw new Error(reason); });
+server.registerTool("enable_subtract", { description: "Offer subtract from now on." }, async () => {
+  server.registerTool("subtract", { description: "Subtract y from x.", inputSchema: { x: z.number(), y: z.number() } },
+    async ({ x, y }) => text(String(x - y)));
+  return text("subtract is now available");
+});
+server.registerTool("add_note", { description: "Offer one more resource." }, async () => {
+  server.registerResource("note", "info://note", { mimeType: "text/plain" },
+    async (uri) => ({ contents: [{ uri: uri.href, text: "a note" }] }));
+  return text("info://note is now available");
+});
+server.registerTool("add_greeting", { description: "Offer one more prompt." }, async () => {
+  server.registerPrompt("greet", { description: "Greet someone.", argsSchema: { name: z.string() } },
+    ({ name }) => ({ messages: [{ role: "user", content: { type: "text", text: `Greet ${name}.` } }] }));
+  return text("greet is now available");
+});
+server.registerResource("static", "info://static", { mimeType: "text/plain" },
+  async (uri) => ({ contents: [{ uri: uri.href, text: "static text" }] }));
+server.registerResource("broken", "info://broken", { mimeType: "text/plain" },
+  async () => { throw new Error("the disk is gone"); });
+server.registerPrompt("review", { description: "Review code.", argsSchema: { code: z.string() } },
+  ({ code }) => ({ messages: [{ role: "user", content: { type: "text", text: `Please review: ${code}` } }] }));
+server.connect(new StdioServerTransport());
+"""
+
+
+@pytest.mark.skipif(not NODE or not (pathlib.Path(TS_SDK) / "@modelcontextprotocol" / "sdk").is_dir(),
+                    reason="the TypeScript SDK is not installed (set MCP_TS_SDK to a node_modules folder that holds it)")
+def test_the_typescript_sdks_server_by_the_course_and_by_the_spec(tmp_path, monkeypatch):
+    # The SDK's McpServer (1.32): silent on bad input, isError for an unknown tool (both standards, as the Python
+    # SDK's); its gate and its isError for a missing argument by the course alone. Its list changes, prompts and
+    # failing handler as the course asks. It serves no 2026-07-28. Every verdict of both cards.
+    (tmp_path / "ts_server.cjs").write_text(TS_SERVER, encoding="utf-8")
+    monkeypatch.setenv("NODE_PATH", TS_SDK)  # the server's processes find the SDK and zod there
+    cards = cards_in_both_standards(["node", str(tmp_path / "ts_server.cjs")], *SDK_FLAGS, "--change-resources",
+                                    "add_note", "--change-prompts", "add_greeting")
+    no_2026 = "the server serves no 2026-07-28: server/discover was answered error -32601 Method not found"
+    unjudged = {"tool-not-allowed": ("not_applicable", "--not-offered allow-list: the server has none"),
+                **{rule: ("not_applicable", no_2026) for rule in RULE_IDS[29:34]}}
+    assert verdicts(cards["course"]) == {
+        **{rule: ("fail", text) for rule, text in SILENT.items()}, **unjudged,
+        "handshake-gate": ("fail", "before initialize, tools/list was answered a result, not -32600; between the "
+                                   "initialize response and notifications/initialized, tools/list was answered a "
+                                   "result, not -32600; after a notifications/initialized that came before initialize, "
+                                   "tools/list was answered a result, not -32600: only an initialize that succeeded "
+                                   "opens the session"),
+        "unknown-tool": ("fail", "the unknown tool was answered a result with isError true, not -32601"),
+        "missing-argument": ("fail", "add without x, y was answered a result with isError true, not -32602")}
+    assert verdicts(cards["spec"]) == {
+        **{rule: ("fail", text) for rule, text in SILENT.items()}, **unjudged,
+        "unknown-tool": ("fail", "the unknown tool was answered a result with isError true, not an error: the spec "
+                                 "counts an unknown tool among protocol errors")}
+    assert both_verdicts(cards["course"]) == both_verdicts(cards["spec"]) == {
+        **{rule: ("pass", "pass") for rule in ("no-traceback", "quiet-before-initialized", "tool-error-says-why",
+                                               "tools-list-changed", "resources-by-uri", "prompt-variables",
+                                               "resources-list-changed", "prompts-list-changed", "exit-on-eof")},
+        "handshake-gate": ("fail", "pass"), "unknown-tool": ("fail", "fail"), "missing-argument": ("fail", "pass")}
+    assert [(card["spec_revision"], card["exit_status"], card["untested_flags"]) for card in cards.values()] == [
+        ("2025-06-18", 1, []), ("2025-11-25", 1, [])]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -342,7 +570,7 @@ def test_the_sdk_servers_card_shows_where_it_and_the_course_differ(tmp_path):
 def test_the_card_of_a_server_that_answers_notifications_reads_whole():
     # What a student who has read course 000 reads: a row a rule, its passage, and the bytes of the one ✗.
     command = NAIVE + ["answers-notifications"]
-    done = run_card(*naive_servers.FLAGS, "--", *command)
+    done = run_card("--level", "000", *naive_servers.FLAGS, "--", *command)
     assert done.returncode == 1
     assert done.stdout == EXPECTED_CARD.replace("COMMAND", shlex.join(command))
 
@@ -365,9 +593,15 @@ course 000
       ← {"jsonrpc": "2.0", "id": null, "result": {}}
   ✓ null-id-is-a-request: a request with "id": null is answered -32600: it is no notification
       course 000, "Three message shapes"
-  ✓ response-shape: a response echoes its request's id and carries a result or an error, never both
+  ✓ response-shape: every response carries a result or an error, never both, in every session
+      course 000, "Three message shapes"
+  ✓ one-response: each request gets exactly one response, and a response gets none
+      course 000, "Three message shapes"
+  ✓ notification-has-no-id: the server's notifications carry no id, its requests one; each says jsonrpc 2.0
       course 000, "Three message shapes"
   ✓ parse-error: a line that is not JSON is answered -32700, with id null
+      course 000, "The five standard error codes"
+  ✓ not-a-message: JSON that is no message is answered -32600 with id null, and the server lives on
       course 000, "The five standard error codes"
   ✓ invalid-request: a message whose jsonrpc is not "2.0" is answered -32600
       course 000, "The five standard error codes"
@@ -375,65 +609,41 @@ course 000
       course 000, "The five standard error codes"
   ✓ internal-error: a handler that fails is an error response (-32603), and the session lives on
       course 000, "The five standard error codes"
-  ✓ no-traceback: no traceback crosses the wire, whatever goes wrong
+  ✓ no-traceback: no stack trace crosses the wire, of any language, whatever goes wrong
       course 000, "The five standard error codes"
-  ✓ handshake-gate: nothing but initialize (and ping) is served before notifications/initialized
+  ✓ handshake-gate: nothing but initialize (and ping) is served before notifications/initialized, which opens the gate
+    only after initialize
       course 000, "The stateful handshake"
-      the spec: an error before initialize; between its response and initialized, served (spec 2025-06-18, Lifecycle,
-        "Initialization": the initialization phase MUST be the first interaction (no code is named); after the
-        initialize response a client may send requests (it SHOULD NOT before))
-      by the spec: ✗ between the initialize response and notifications/initialized, tools/list was answered error
-        -32600 server not initialized: the spec lets a client send it
+  ✓ quiet-before-initialized: before notifications/initialized the server sends nothing but ping and log messages
+      course 000, "The stateful handshake"
   ✓ version-negotiation: initialize agrees on a version the server speaks, not newer than offered
       course 000, "The stateful handshake" (step 2); course 002, "The Initialization Handshake"
+  ✓ server-info: initialize's result names the server: serverInfo, with its name and version
+      course 000, "The stateful handshake"
   ✓ capabilities-objects: each capability the server declares is an object, never true
+      course 000, "The stateful handshake"
+  ✓ negotiated-capabilities: the server sends no notification its capabilities did not promise, and asks nothing the
+    client did not declare
       course 000, "The stateful handshake"
   ✓ flat-methods: a declared primitive is served by its flat methods, an undeclared one is not
       course 000, "Dispatch to primitives, and the _call_tool error lattice"
   ✓ unknown-tool: an unknown tool is answered -32601
       course 000, "Dispatch to primitives, and the _call_tool error lattice"
-      the spec: -32602 (spec 2025-06-18, server/tools, "Error Handling": an unknown tool is a protocol error, -32602
-        in its example)
-      by the spec: ✗ the unknown tool was answered error -32601 unknown tool: report_card_no_such_tool, not -32602
-  ✓ tool-not-allowed: a tool the session may not call is refused -32600, before it runs
+      the spec: an error, -32602 in its example (spec 2025-06-18, server/tools, "Error Handling")
+      by the spec: ✓ (information: the unknown tool was answered error -32601 unknown tool: report_card_no_such_tool,
+        where the spec's example has -32602)
+  ✓ tool-not-allowed: a tool the session may not call is refused -32600, before its arguments are checked
       course 000, "Dispatch to primitives, and the _call_tool error lattice"
-      the spec: an error, of any code (spec 2025-06-18, server/tools: an allow-list is not specified)
-      by the spec: ✓
   ✓ missing-argument: a call without a required argument is answered -32602
       course 000, "Dispatch to primitives, and the _call_tool error lattice"
-      the spec: -32602 up to 2025-06-18; from 2025-11-25 an isError result too (spec 2025-06-18, server/tools, "Error
-        Handling": invalid arguments are -32602; spec 2025-11-25 (SEP-1303): input validation errors SHOULD be tool
-        execution errors (isError))
-      by the spec: ✓
   ✓ tool-error-is-result: a tool that raises gives a result with isError true, not an error
       course 000, "Dispatch to primitives, and the _call_tool error lattice"
-  ✓ tools-list-changed: a change to the tools sends a bare notifications/tools/list_changed before the next response,
-    as declared
+  ✓ tool-error-says-why: a failing tool's text says why it failed, not only that it did
+      course 000, "Dispatch to primitives, and the _call_tool error lattice"
+  ✓ tools-list-changed: a change to the tools sends a bare notifications/tools/list_changed before the next response
       course 000, "listChanged: the one dynamic capability"
   ✓ survives-bad-input: after bad input of every kind, the session still works
       course 000, "The five standard error codes"
-
-course 002
-  ✓ resources-by-uri: a listed resource is read by its URI; an unknown URI is an error
-      course 002, "The Three MCP Primitives"
-  ✓ prompt-variables: prompts/get without a required variable is -32602; with it, messages
-      course 002, "The Three MCP Primitives"; course 000, "The five standard error codes"
-  ✓ resources-list-changed: a change to the resources sends a bare notifications/resources/list_changed, as declared
-      course 002, "List-Changed Notifications"
-  ✓ prompts-list-changed: a change to the prompts sends a bare notifications/prompts/list_changed, as declared
-      course 002, "List-Changed Notifications"
-
-course 004
-  ✓ server-discover: server/discover answers the versions served and the capabilities
-      course 004, section 3
-  ✓ meta: a request carrying _meta is served without a handshake; each result's _meta names the server
-      course 004, section 3 and its transcript
-  ✓ result-type: every result says its resultType: "complete" or "input_required"
-      course 004, section 6
-  ✓ cache-hints: each list result carries ttlMs and cacheScope
-      course 004, section 6
-  ✓ unsupported-version: a version not served is answered -32022, with the versions served
-      course 004, section 4
 
 stdio
   ✓ stdout-only-json: nothing but JSON-RPC messages on the server's stdout, in any rule's session
@@ -441,9 +651,7 @@ stdio
   ✓ exit-on-eof: the server exits when its stdin ends
       course 004, section 4
 
-course 000: 17/18 rules hold
-course 002: 4/4 rules hold
-course 004: 5/5 rules hold
+course 000: 24/25 rules hold
 stdio: 2/2 rules hold
 exit status 1: a rule fails
 """
@@ -454,12 +662,13 @@ def test_the_json_card_keeps_its_shape():
     done = run_card("--json", "--only", "notification-no-response,unknown-tool", "--", *NAIVE,
                     "answers-notifications")
     card = json.loads(done.stdout)
-    assert (done.returncode, list(card)) == (1, ["schema_version", "command", "standard", "levels", "flags",
-                                                 "not_offered", "eras", "eras_text", "diagnosis", "rules", "summary",
-                                                 "untested_flags", "bounds", "used", "stopped_by", "exit_status"])
-    assert [card[key] for key in ("schema_version", "command", "standard", "levels", "flags", "not_offered",
-                                  "diagnosis", "untested_flags", "exit_status")] == [
-        1, NAIVE + ["answers-notifications"], "course", ["000", "002", "004"], [], [], None, [], 1]
+    assert (done.returncode, list(card)) == (1, ["schema_version", "command", "standard", "spec_revision", "levels",
+                                                 "flags", "not_offered", "eras", "eras_text", "diagnosis", "rules",
+                                                 "summary", "untested_flags", "bounds", "used", "stopped_by",
+                                                 "exit_status"])
+    assert [card[key] for key in ("schema_version", "command", "standard", "spec_revision", "levels", "flags",
+                                  "not_offered", "diagnosis", "untested_flags", "exit_status")] == [
+        1, NAIVE + ["answers-notifications"], "course", "2025-06-18", ["000", "002", "004"], [], [], None, [], 1]
     assert card["eras"] == {"handshake": {"version": "2025-06-18"},
                             "stateless": {"versions": ["2026-07-28", "2025-11-25", "2025-06-18"]}}
     assert card["rules"][0] == {
@@ -476,24 +685,82 @@ def test_the_json_card_keeps_its_shape():
     assert card["rules"][1]["differs"] == {
         "course": {"expects": "-32601", "claim": "an unknown tool is answered -32601", "passage": LATTICE,
                    "outcome": "pass", "text": ""},
-        "spec": {"expects": "-32602", "claim": "an unknown tool is answered -32602",
-                 "passage": 'spec 2025-06-18, server/tools, "Error Handling": an unknown tool is a protocol error, '
-                            "-32602 in its example",
-                 "outcome": "fail", "text": "the unknown tool was answered error -32601 unknown tool: "
-                                            "report_card_no_such_tool, not -32602"}}
+        "spec": {"expects": "an error, -32602 in its example",
+                 "claim": "an unknown tool is answered with an error, not a result",
+                 "passage": 'spec 2025-06-18, server/tools, "Error Handling"', "outcome": "pass",
+                 "text": "the unknown tool was answered error -32601 unknown tool: report_card_no_such_tool, where the "
+                         "spec's example has -32602"}}
     assert card["summary"] == {"000": {"pass": 1, "fail": 1, "not_applicable": 0, "not_tested": 0,
                                        "could_not_run": 0}}
 
 
-def test_spec_judges_where_the_lab_and_the_spec_differ_by_the_spec():
-    # The base keeps the course; by the spec, its gate and its unknown-tool code are wrong, and say where.
+def test_spec_offers_the_newest_revision_and_judges_by_the_one_agreed():
+    # --spec offers 2025-11-25; the base agrees, and is judged by it: no failure, and where the course's choice is one
+    # the spec only allows (an unknown tool's -32601, a missing argument's -32602 where 2025-11-25 prefers isError),
+    # information. Every row cites the spec, in the revision agreed.
     card = card_of(NAIVE, "--spec", *naive_servers.FLAGS)
-    assert [(row["id"], row["claim"], row["passage"]) for row in card["rules"] if row["outcome"] == "fail"] == [
-        ("handshake-gate", "nothing is served before initialize; after its response, requests are",
-         report_card.GATE_SPEC),
-        ("unknown-tool", "an unknown tool is answered -32602",
-         'spec 2025-06-18, server/tools, "Error Handling": an unknown tool is a protocol error, -32602 in its example')]
+    assert (card["spec_revision"], card["eras"]["handshake"], card["exit_status"]) == (
+        "2025-11-25", {"version": "2025-11-25"}, 0)
+    assert [(row["id"], row["passage"], row["text"]) for row in card["rules"] if row["text"]] == [
+        ("unknown-tool", 'spec 2025-11-25, server/tools, "Error Handling"',
+         "the unknown tool was answered error -32601 unknown tool: report_card_no_such_tool, where the spec's example "
+         "has -32602"),
+        ("missing-argument", 'spec 2025-11-25, server/tools, "Error Handling"',
+         "add without x, y was answered error -32602 missing argument: x; 2025-11-25 makes a missing argument an input "
+         "validation error, an isError result")]
     assert all(row["judged_by"] == "spec" for row in card["rules"])
+    assert [row["passage"] for row in card["rules"] if row["level"] == "000"][:3] == [
+        'spec 2025-11-25, basic, "Notifications"', 'spec 2025-11-25, basic, "Requests"; JSON-RPC 2.0, sections 5 and 5.1',
+        'spec 2025-11-25, basic, "Responses"']
+
+
+OLDER = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import naive_servers
+
+
+class Older(naive_servers.Base):
+    # Speaks 2025-06-18 at newest, and refuses a call without a required argument with an isError result.
+
+    def negotiate(self, requested):
+        return "2025-06-18"
+
+    def call_tool(self, params):
+        arguments = params.get("arguments") or {}
+        missing = [key for key in self.required.get(params.get("name"), []) if key not in arguments]
+        if missing:
+            return {"content": [{"type": "text", "text": f"missing argument: {missing[0]}"}], "isError": True}
+        return super().call_tool(params)
+
+
+Older().main()
+"""
+
+
+def test_spec_judges_a_server_by_the_newest_revision_it_speaks():
+    # Offered 2025-11-25, a server that speaks 2025-06-18 at newest answers that: it is judged, and cited, by
+    # 2025-06-18, whose text lists invalid arguments among protocol errors (-32602): its isError is information.
+    card = card_of([PYTHON, "-c", OLDER, str(HERE / "maintainers")], "--spec", "--only",
+                   "version-negotiation,missing-argument")
+    assert (card["spec_revision"], [(row["id"], row["outcome"], row["passage"], row["text"]) for row in card["rules"]]) \
+        == ("2025-06-18", [
+            ("version-negotiation", "pass", 'spec 2025-06-18, basic/lifecycle, "Version Negotiation"', ""),
+            ("missing-argument", "pass", 'spec 2025-06-18, server/tools, "Error Handling"',
+             "add without x, y was answered a result with isError true; 2025-06-18 lists invalid arguments among the "
+             "protocol errors, -32602")])
+
+
+def test_by_the_spec_a_should_is_information_never_a_failure():
+    # A server that answers a missing argument with isError is refused as 2025-11-25 asks; one that sends a
+    # list_changed before the session is live breaks what the spec only recommends: information, exit status 0.
+    card = card_of(NAIVE + ["list-changed-on-initialize"], "--spec", *naive_servers.FLAGS)
+    row = next(row for row in card["rules"] if row["id"] == "quiet-before-initialized")
+    assert (row["outcome"], row["text"], row["differs"]["course"]["outcome"], card["exit_status"]) == (
+        "pass", "the server sent notifications/tools/list_changed before notifications/initialized, in the card's "
+                "first sessions: the session is not live yet", "fail", 0)
+    assert report_card.row_text(row).startswith("information, not a failure (the spec only recommends this, or "
+                                                 "leaves it open): ")
 
 
 def test_without_its_flag_a_rule_is_not_tested_and_names_the_flag():
@@ -508,6 +775,8 @@ def test_without_its_flag_a_rule_is_not_tested_and_names_the_flag():
                              "call)", {"code": "needs_flag", "flag": "--not-allowed"}),
         "tool-error-is-result": ("--raises 'TOOL {arguments}' would test it (a call of a tool that raises)",
                                  {"code": "needs_flag", "flag": "--raises"}),
+        "tool-error-says-why": ("--raises 'TOOL {arguments}' would test it (a call of a tool that raises)",
+                                {"code": "needs_flag", "flag": "--raises"}),
         "tools-list-changed": ("--change-tools 'TOOL {arguments}' would test it (a call that changes the tool list)",
                                {"code": "needs_flag", "flag": "--change-tools"}),
         "resources-list-changed": ("--change-resources 'TOOL {arguments}' would test it (a call that changes the "
@@ -622,13 +891,14 @@ stdio
   ✓ exit-on-eof: the server exits when its stdin ends
       course 004, section 4
 
-! could not run (no session opened): notification-no-response, null-id-is-a-request, response-shape, parse-error,
-  invalid-request, method-not-found, internal-error, no-traceback, handshake-gate, version-negotiation,
-  capabilities-objects, flat-methods, unknown-tool, tool-not-allowed, missing-argument, tool-error-is-result,
-  tools-list-changed, survives-bad-input, resources-by-uri, prompt-variables, resources-list-changed,
-  prompts-list-changed, server-discover, meta, result-type, cache-hints, unsupported-version
+! could not run (no session opened): notification-no-response, null-id-is-a-request, response-shape, one-response,
+  notification-has-no-id, parse-error, not-a-message, invalid-request, method-not-found, internal-error, no-traceback,
+  handshake-gate, quiet-before-initialized, version-negotiation, server-info, capabilities-objects,
+  negotiated-capabilities, flat-methods, unknown-tool, tool-not-allowed, missing-argument, tool-error-is-result,
+  tool-error-says-why, tools-list-changed, survives-bad-input, resources-by-uri, prompt-variables,
+  resources-list-changed, prompts-list-changed, server-discover, meta, result-type, cache-hints, unsupported-version
 
-course 000: 0/18 rules hold (18 could not run)
+course 000: 0/25 rules hold (25 could not run)
 course 002: 0/4 rules hold (4 could not run)
 course 004: 0/5 rules hold (5 could not run)
 stdio: 2/2 rules hold
@@ -973,7 +1243,7 @@ def test_the_card_beside_the_diagram_in_a_real_browser():
             "✓parse-error: a line that is not JSON is answered -32700, with id null "
             "course 000, \"The five standard error codes\"",
             "✓unknown-tool: an unknown tool is answered -32601 "
-            f"{LATTICE}course: -32601: ✓ · spec: -32602: ✗"]
+            f"{LATTICE}course: -32601: ✓ · spec: an error, -32602 in its example: ✓"]
         assert browser.run("return document.getElementById('card-summary').textContent") == "course 000: 2/3 rules hold"
         browser.run("document.querySelector('#card li[data-rule=\"notification-no-response\"]').click()")
         decided = seen["card"]["rules"][0]["events"]
