@@ -2871,6 +2871,8 @@ def board_view(card: dict, judged: Card, session) -> dict:
 # ---------------------------------------------------------------------------------------------------
 
 SUBMISSION = "{submission}"  # in the server's command, a submission's path
+CLASS_JOBS = 2  # a class card's rules at a time: the class's parallelism is its cards, twice the machine's cores (a
+# card mostly waits for its servers, and two cards a core keep the cores busy)
 KEPT_VARIABLES = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")  # what a submission's servers see of the environment
 
 
@@ -3143,7 +3145,8 @@ def parser() -> argparse.ArgumentParser:
     grades.add_argument("--class", dest="class_", metavar="DIR",
                         help="grade each folder of DIR, a submission: {submission} in the server's command is its path")
     grades.add_argument("--parallel", type=count, metavar="N",
-                        help=f"submissions graded side by side, with --class (this machine's cores: {cores()})")
+                        help=f"submissions graded side by side, with --class (twice this machine's cores: "
+                             f"{2 * cores()}; each card's rules then {CLASS_JOBS} at a time, unless --jobs)")
     grades.add_argument("--gradebook", metavar="FILE.csv", help="a row a submission, a column a rule: the points")
     grades.add_argument("--junit", metavar="FILE", help="JUnit XML: a testsuite a submission, a testcase a rule")
     grades.add_argument("--gradescope", metavar="FILE", help="Gradescope's results.json, for one submission")
@@ -3243,11 +3246,12 @@ def options(argv: list) -> dict:
         raise UsageError(f"{'; '.join(both)}: a feature the server lacks cannot be tested")
     return {"command": command, "flags": flags, "not_offered": asked.not_offered, "timeout": asked.timeout,
             "rule_seconds": asked.rule_deadline, "card_seconds": asked.deadline, "port": asked.port,
-            "jobs": 1 if asked.board else asked.jobs or cores(), "standard": "spec" if asked.spec else "course",
+            "jobs": 1 if asked.board else asked.jobs or (CLASS_JOBS if asked.class_ else cores()),
+            "standard": "spec" if asked.spec else "course",
             "only": asked.only, "json": asked.json, "board": asked.board, "trace": asked.trace, "rules": asked.rules,
             "bounds": {bound: getattr(asked, bound) for bound in BOUNDS if getattr(asked, bound) is not None},
             "config": path, "points": given["points"], "optional": given["optional"] | asked.not_offered,
-            "class": asked.class_, "parallel": asked.parallel or cores(), "gradebook": asked.gradebook,
+            "class": asked.class_, "parallel": asked.parallel or 2 * cores(), "gradebook": asked.gradebook,
             "junit": asked.junit, "gradescope": asked.gradescope, "cards": asked.cards,
             "levels": ("000", "002", "004")[:("000", "002", "004").index(asked.level) + 1]}
 

@@ -2,14 +2,14 @@
 
     python maintainers/bench_class.py                 # three rounds, a few minutes
     python maintainers/bench_class.py --rounds 1      # one
-    python maintainers/bench_class.py --parallel 4    # side by side, four submissions at a time
+    python maintainers/bench_class.py --parallel 2    # side by side, two submissions at a time
 
 The class is the grading tests' (hostile_servers.make_class: 25 submissions, good, broken and hostile, judged at
 level 000 with small bounds). A round grades it three ways, in turns, the order rotated between rounds:
-  side by side         one command, --class with --parallel N (the machine's cores unless said)
+  side by side         one command, --class (its --parallel: twice the machine's cores, unless said)
   one after another    one command, --class with --parallel 1
   a command each       one command a submission, one after the other (a shell loop's way)
-Each card judges its rules --jobs at a time (the machine's cores) in all three. A cell is the median of the rounds
+A class's card judges its rules two at a time (--class's --jobs); a card alone, the machine's cores at a time. A cell is the median of the rounds
 with their range; a ratio is taken round by round, then its median. The goal: side by side in at most 0.65 of the time
 of one after another.
 """
@@ -35,12 +35,14 @@ SERVER = [sys.executable, "{submission}/server.py"]
 GOAL = 0.65  # side by side, at most this much of one after another
 
 
-def grade_class(folder: str, parallel: int) -> tuple:
-    """(seconds, the class JSON) of one command grading the whole class, parallel submissions at a time."""
+def grade_class(folder: str, parallel: int | None) -> tuple:
+    """(seconds, the class JSON) of one command grading the whole class, parallel submissions at a time (None: the
+    card's own choice)."""
     began = time.perf_counter()
     done = subprocess.run(CARD + ["--class", os.path.join(folder, "submissions"), "--config",
-                                  os.path.join(folder, "assignment.json"), "--parallel", str(parallel), "--json", "--",
-                                  *SERVER], capture_output=True, text=True, timeout=1800, cwd=HERE)
+                                  os.path.join(folder, "assignment.json"), "--json",
+                                  *(["--parallel", str(parallel)] if parallel else []), "--", *SERVER],
+                          capture_output=True, text=True, timeout=1800, cwd=HERE)
     seconds = time.perf_counter() - began
     if done.returncode != 0:
         sys.exit(f"bench_class: the class command exited {done.returncode}: {done.stderr[-2000:]}")
@@ -66,8 +68,8 @@ def cell(values: list) -> str:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the three ways (3)")
-    parser.add_argument("--parallel", type=int, default=len(os.sched_getaffinity(0)),
-                        help="submissions side by side (the machine's cores)")
+    parser.add_argument("--parallel", type=int, help="submissions side by side (the card's default: twice the "
+                                                      "machine's cores)")
     asked = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="bench-class-")
     names = hostile_servers.make_class(pathlib.Path(folder))
@@ -75,7 +77,7 @@ def main():
             "one after another": lambda: grade_class(folder, 1),
             "a command each": lambda: (grade_each(folder, names), None)}
     seconds = {way: [] for way in ways}
-    peaks = []
+    peaks, parallel = [], None
     for round in range(asked.rounds):
         order = list(ways)[round % 3:] + list(ways)[:round % 3]
         for way in order:
@@ -83,12 +85,13 @@ def main():
             seconds[way].append(took)
             if graded:
                 peaks.append(graded["grader"]["peak_memory_mb"])
+                parallel = graded["grader"]["parallel"] if way == "side by side" else parallel
             print(f"round {round + 1}: {way}: {took:.1f} s", file=sys.stderr, flush=True)
     shutil.rmtree(folder)
     ratios = [side / alone for side, alone in zip(seconds["side by side"], seconds["one after another"])]
     each = [side / alone for side, alone in zip(seconds["side by side"], seconds["a command each"])]
     print(f"the class: {len(names)} submissions; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the "
-          f"end; --parallel {asked.parallel}, --jobs {len(os.sched_getaffinity(0))}; {asked.rounds} rounds")
+          f"end; side by side --parallel {parallel}; {asked.rounds} rounds")
     print("| way | seconds, median (range) |\n|---|---|")
     for way, values in seconds.items():
         print(f"| {way} | {cell(values)} |")
