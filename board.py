@@ -32,7 +32,7 @@ from mcp_full import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, MAX_MESSAGE_BYTES
 from mcp_http import LOCAL_NAMES
 from mcp_min import RPCError, error_response, valid_id
 from mcp_stdio import parse
-from tap import stop_server
+from tap import Tap
 
 HOST, SERVER = "→", "←"
 DEFAULT_TIMEOUT = 10.0  # seconds a request may wait before the board flags it (the lab's client waits 30)
@@ -1036,106 +1036,59 @@ def let_viewers_finish(session: Session, seconds: float = 2.0):
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 6. The relay ----
-# The tap's pump (tap.py, section 11): each chunk is passed on as it came, after its whole lines are
-# recorded and logged. With a fault, lines are passed one by one, so that one of them can change.
+# The tap (tap.py, section 11), recording each line: each chunk is passed on as it came, after its whole lines
+# are recorded and logged. With a fault, lines are passed one by one, so that one of them can change.
 # ---------------------------------------------------------------------------------------------------
 
-def split_lines(parts: list, chunk: bytes) -> list:
-    """The whole lines that chunk completes; the unfinished rest waits in parts (never copied per chunk)."""
-    pieces = chunk.split(b"\n")
-    if len(pieces) == 1:
-        parts.append(chunk)
-        return []
-    pieces[0] = b"".join(parts + [pieces[0]])
-    parts.clear()
-    if pieces[-1]:
-        parts.append(pieces[-1])
-    return pieces[:-1]
+class Relay(Tap):
+    """The tap with a window: each line the tap passes is recorded in the session, and a fault may change it."""
 
+    name = "board"
 
-def relay(command: list, session: Session, log=None, fault: Fault | None = None) -> int:
-    """Run command as the server; pass bytes both ways, recording and logging each line; its exit code."""
-    import subprocess
-    child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
-    log = log or sys.stderr
-    log_lock = threading.Lock()
-    target_locks = {1: threading.Lock(), child.stdin.fileno(): threading.Lock()}
-    timers = []
+    def __init__(self, command: list, session: Session, log=None, fault: Fault | None = None):
+        super().__init__(command, log)
+        self.session, self.fault = session, fault
+        self.target_locks = {}  # a line delayed by the fault and the lines after it reach their reader one at a time
+        self.timers = []  # the fault's delayed lines, each on a timer
 
-    def write_log(arrow: str, lines: list):
-        """Log each line as the tap does: its arrow, then the line as it crossed."""
-        with log_lock:
-            log.writelines(f"{arrow} {line.decode('utf-8', 'replace')}\n" for line in lines)
-            log.flush()
+    def run(self) -> int:
+        """The tap's run; then every line the fault delayed goes out, late, before the board ends."""
+        code = super().run()
+        for timer in self.timers:
+            timer.join()
+        return code
 
-    def forward(target: int, data: bytes):
-        """Write all of data."""
-        while data:
-            data = data[os.write(target, data):]
+    def passed(self, target: int, arrow: str, lines: list, chunk: bytes, final: bool = False):
+        """Record the read's whole lines, then pass it on as the tap does; with a fault, line by line through it."""
+        lines = [b"".join(pieces) for pieces in lines]
+        if self.fault is None:
+            self.session.record_lines(arrow, lines)
+            return super().passed(target, arrow, [[line] for line in lines], chunk, final)
+        for line in lines:
+            self.faulty(target, arrow, line, b"" if final else b"\n")
 
-    def deliver(target: int, arrow: str, line: bytes, end: bytes, note):
-        """Record, log and send one line (a fault's timer may call this from its own thread)."""
-        with target_locks[target]:
-            session.record(arrow, line, note)
-            write_log(arrow, [line])
-            try:
-                forward(target, line + end)
-            except OSError:
-                pass  # the receiver is gone; the line was recorded all the same
-
-    def faulty(target: int, arrow: str, line: bytes, end: bytes):
-        """Pass one line through the fault."""
-        for out, note, action in fault.change(arrow, line):
+    def faulty(self, target: int, arrow: str, line: bytes, end: bytes):
+        """Pass one line through the fault: dropped (recorded only), delayed on a timer, or changed."""
+        for out, note, action in self.fault.change(arrow, line):
             if action == "drop":
-                session.record(arrow, out, note)
+                self.session.record(arrow, out, note)
             elif action == "delay":
-                timer = threading.Timer(fault.delay, deliver, (target, arrow, out, end, note))
+                timer = threading.Timer(self.fault.delay, self.deliver, (target, arrow, out, end, note))
                 timer.daemon = True
-                timers.append(timer)
+                self.timers.append(timer)
                 timer.start()
             else:
-                deliver(target, arrow, out, end, note)
+                self.deliver(target, arrow, out, end, note)
 
-    def pump(source: int, target: int, arrow: str):
-        """Copy bytes as they arrive, recording and logging whole lines first."""
-        parts = []
-        while chunk := os.read(source, 65536):
-            lines = split_lines(parts, chunk)
-            if fault:
-                for line in lines:
-                    faulty(target, arrow, line, b"\n")
-                continue
-            session.record_lines(arrow, lines)
-            write_log(arrow, lines)  # logged first, so that a request is always logged before its response
-            forward(target, chunk)  # then the bytes, unchanged
-        last = b"".join(parts)  # a last line without its newline
-        if last and fault:
-            faulty(target, arrow, last, b"")
-        elif last:
-            session.record_lines(arrow, [last])
-            write_log(arrow, [last])
-
-    def upstream():
-        """Host to server; when the host closes, so does the server's stdin."""
-        try:
-            pump(0, child.stdin.fileno(), HOST)
-        except OSError:
-            pass  # the server has exited: its stdin is gone
-        child.stdin.close()
-
-    threading.Thread(target=upstream, daemon=True).start()
-    try:
-        pump(child.stdout.fileno(), 1, SERVER)
-    except OSError:  # the host is gone: nothing more can reach it, and the server must not outlive the board
-        print("board: the host closed its side of the pipe; stopping the server", file=sys.stderr)
-        stop_server(child)
-    except BaseException:  # SIGTERM (terminated) or Ctrl-C: the server stops with the board
-        stop_server(child)
-        raise
-    for timer in timers:
-        timer.join()  # a held response still goes out, late, before the board ends
-    code = child.wait()
-    return 128 - code if code < 0 else code  # killed by signal N: 128 + N, as the tap and a shell say
+    def deliver(self, target: int, arrow: str, line: bytes, end: bytes, note):
+        """Record, log and send one line (a fault's timer may call this from its own thread)."""
+        with self.target_locks.setdefault(target, threading.Lock()):
+            self.session.record(arrow, line, note)
+            self.write_log(arrow, [[line]])
+            try:
+                self.forward(target, line + end)
+            except OSError:
+                pass  # the receiver is gone; the line was recorded all the same
 
 
 def terminated(signum: int, frame):
@@ -1210,9 +1163,9 @@ def main(argv: list | None = None) -> int:
     try:
         if options["--log"]:
             with open(options["--log"], "a", encoding="utf-8") as log:
-                code = relay(command, session, log, fault)
+                code = Relay(command, session, log, fault).run()
         else:
-            code = relay(command, session, None, fault)
+            code = Relay(command, session, None, fault).run()
         release_stdout()
         session.end()
         let_viewers_finish(session)

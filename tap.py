@@ -26,73 +26,106 @@ GRACE_S = 2.0  # after end of input a server may take this long to exit; then SI
 LOG_STEP = 1 << 20  # a line longer than this is logged a piece this long at a time, never copied whole
 
 
-def tap(command: list, log=None) -> int:
-    """Run command as a server, pass every byte through untouched both ways, and log each line; its exit status.
+class Tap:
+    """A server run behind the tap: every byte passed through untouched both ways, each line logged before it is
+    passed on, so that a request is always logged before its answer. board.py's relay is a Tap that also records
+    each line, and may change it (passed, overridden).
 
     The server stops with the tap: when the host closes our stdin (after GRACE_S), when the host closes our
     stdout, or on SIGTERM or SIGINT. A server killed by signal N reports 128 + N, as a shell does.
     """
-    import signal, subprocess
-    try:
-        child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
-    except OSError as exc:
-        print(f"tap: cannot start {command[0]!r}: {exc.strerror}", file=sys.stderr)
-        return 127  # as a shell says "command not found"
-    log, log_lock = log or sys.stderr, threading.Lock()
-    if log is sys.stderr:  # a pipe the host may never read: a full one costs log lines, never the relay's progress
-        try:
-            os.set_blocking(sys.stderr.fileno(), False)
-        except (OSError, ValueError):
-            pass
 
-    def pump(source: int, target: int, arrow: str):
-        """Copy bytes as they arrive, logging each whole line before the bytes that end it are passed on."""
+    name = "tap"  # how its messages on stderr begin
+
+    def __init__(self, command: list, log=None):
+        self.command, self.log = command, log or sys.stderr
+        self.log_lock = threading.Lock()
+        self.child = None
+
+    def run(self) -> int:
+        """Start the server, pass its bytes until its stdout ends, and return its exit status (127: not started)."""
+        import subprocess
+        try:
+            self.child = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        except OSError as exc:
+            print(f"{self.name}: cannot start {self.command[0]!r}: {exc.strerror}", file=sys.stderr)
+            return 127  # as a shell says "command not found"
+        if self.log is sys.stderr:  # a pipe the host may never read: a full one costs log lines, never the relay's
+            try:
+                os.set_blocking(sys.stderr.fileno(), False)
+            except (OSError, ValueError):
+                pass
+        threading.Thread(target=self.upstream, daemon=True).start()
+        try:
+            self.pump(self.child.stdout.fileno(), 1, "←")
+        except OSError:  # the host is gone: nothing more can reach it, and the server must not outlive the tap
+            print(f"{self.name}: the host closed its side of the pipe; stopping the server", file=sys.stderr)
+            stop_server(self.child)
+        except BaseException:  # SIGTERM made an exception, or Ctrl-C: the server stops with the tap
+            stop_server(self.child)
+            raise
+        code = self.child.wait()
+        return 128 - code if code < 0 else code  # killed by signal N: 128 + N
+
+    def upstream(self):
+        """Host to server; when the host closes, so does the server's stdin, and the server has GRACE_S to go."""
+        try:
+            self.pump(0, self.child.stdin.fileno(), "→")
+        except OSError:
+            pass  # the server has exited: its stdin is gone
+        self.child.stdin.close()
+        stop_server(self.child, polite=True)
+
+    def pump(self, source: int, target: int, arrow: str):
+        """Copy bytes as they arrive, handing each read's whole lines to passed before its bytes are passed on."""
         pending = bytearray()  # the line begun and not ended: it grows, never copied whole (a long line is linear)
         while True:
             chunk = os.read(source, 65536)
             if not chunk:
                 break
             *ends, rest = chunk.split(b"\n")
+            lines = []
             if ends:  # each line as its pieces: the one begun earlier is never joined into a copy of itself
-                write_log(arrow, [[pending, ends[0]], *([end] for end in ends[1:])])  # logged before its response
+                lines = [[pending, ends[0]], *([end] for end in ends[1:])]
                 pending = bytearray()
             pending += rest
-            unsent = memoryview(chunk)
-            while unsent:  # then the bytes, unchanged
-                unsent = unsent[os.write(target, unsent):]
-        write_log(arrow, [[pending]] if pending else [])  # a last line without its newline
+            self.passed(target, arrow, lines, chunk)
+        if pending:
+            self.passed(target, arrow, [[pending]], b"", final=True)  # a last line without its newline
 
-    def write_log(arrow: str, lines: list):
+    def passed(self, target: int, arrow: str, lines: list, chunk: bytes, final: bool = False):
+        """One read: log its whole lines (each given as its pieces), then pass its bytes on unchanged. final: lines
+        holds the last line, which no newline ended, and whose bytes went on already."""
+        self.write_log(arrow, lines)
+        self.forward(target, chunk)
+
+    def forward(self, target: int, data: bytes):
+        """Write all of data to target."""
+        unsent = memoryview(data)
+        while unsent:
+            unsent = unsent[os.write(target, unsent):]
+
+    def write_log(self, arrow: str, lines: list):
         """Log each line (given as its pieces), one message as stdio requires, as it is; invalid UTF-8 as U+FFFD."""
-        with log_lock:
+        with self.log_lock:
             try:
-                log.flush()
+                self.log.flush()
                 for data in log_bytes(arrow, lines):
                     unsent = memoryview(data)
                     while unsent:  # straight to the file descriptor: a non-blocking one says when nobody reads it
-                        unsent = unsent[os.write(log.fileno(), unsent):]
+                        unsent = unsent[os.write(self.log.fileno(), unsent):]
             except BlockingIOError:
                 pass  # nobody reads the log: these lines are dropped; the bytes between host and server are not
 
-    def upstream():
-        """Host to server; when the host closes, so does the server's stdin, and the server has GRACE_S to go."""
-        try:
-            pump(0, child.stdin.fileno(), "→")
-        except OSError:
-            pass  # the server has exited: its stdin is gone
-        child.stdin.close()
-        stop_server(child, polite=True)
 
+def tap(command: list, log=None) -> int:
+    """Run command as a server behind the tap (Tap); its exit status. SIGTERM and SIGINT stop the server."""
+    import signal
+    wire = Tap(command, log)
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: threading.Thread(target=stop_server, args=(child,), daemon=True).start())
-    threading.Thread(target=upstream, daemon=True).start()
-    try:
-        pump(child.stdout.fileno(), 1, "←")
-    except BrokenPipeError:
-        print("tap: the host closed its side of the pipe; stopping the server", file=sys.stderr)
-        stop_server(child)
-    code = child.wait()
-    return 128 - code if code < 0 else code  # killed by signal N: 128 + N
+        signal.signal(signum, lambda *_: wire.child and threading.Thread(target=stop_server, args=(wire.child,),
+                                                                          daemon=True).start())
+    return wire.run()
 
 
 def log_bytes(arrow: str, lines: list):
