@@ -20,6 +20,7 @@ board names the seam a message broke, on the message itself.
 Directions are the tap's: "→" host to server, "←" server to host.
 """
 
+import http.server
 import json
 import os
 import shlex
@@ -27,12 +28,13 @@ import signal
 import sys
 import threading
 import time
+import urllib.parse
 
 from mcp_full import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, MAX_MESSAGE_BYTES, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
 from mcp_http import LOCAL_NAMES
 from mcp_min import RPCError, error_response, valid_id
 from mcp_stdio import parse
-from tap import Tap
+from tap import Tap, become_subreaper
 
 HOST, SERVER = "→", "←"
 DEFAULT_TIMEOUT = 10.0  # seconds a request may wait before the board flags it (the lab's client waits 30)
@@ -949,73 +951,80 @@ def sse(kind: str, data) -> bytes:
     return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
+class PageHandler(http.server.BaseHTTPRequestHandler):
+    """The board's page, its session as JSON, and its event stream: the session is its server's (serve sets it)."""
+
+    def setup(self):
+        """The connection's set-up, each read and write waiting PAGE_IDLE_S at most: an idle connection is closed."""
+        self.timeout = PAGE_IDLE_S
+        super().setup()
+
+    def log_message(self, format, *args):
+        pass  # stderr belongs to the host's log
+
+    def do_GET(self):
+        try:
+            host = urllib.parse.urlsplit("//" + self.headers.get("Host", "")).hostname
+            path = urllib.parse.urlsplit(self.path).path
+        except ValueError:  # "[" that opens no IPv6 address, say
+            return self.reply(400, "text/plain", b"Host or the target cannot be read as a URL's part")
+        if host not in LOCAL_NAMES:  # a DNS-rebinding page must not read the session
+            self.reply(403, "text/plain", b"the board answers only local names")
+        elif path == "/":
+            self.reply(200, "text/html; charset=utf-8", PAGE.encode())
+        elif path == "/session":
+            session = self.server.session
+            events, state, ended = session.view(0)
+            body = {"events": [public(event) for event in events], "state": state, "ended": ended,
+                    "card": session.card}
+            self.reply(200, "application/json", json.dumps(body, ensure_ascii=False).encode())
+        elif path == "/events":
+            self.stream()
+        else:
+            self.reply(404, "text/plain", b"not found: the board serves / and /events")
+
+    def reply(self, status: int, kind: str, body: bytes):
+        """A whole response."""
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def stream(self):
+        """Every event so far, then each as it comes, with the state every second; until the session ends."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        session = self.server.session
+        with session.changed:
+            session.viewers += 1
+        try:
+            self.wfile.write(sse("hello", session.about))
+            cursor, ended = 0, False
+            while not ended:
+                events, state, ended = session.view(cursor, wait=1.0, limit=VIEW_BATCH)
+                cursor += len(events)
+                view = {"lines": describe(state, ages=True), "flags": state["flags"], "ended": ended}
+                chunks = [sse("wire", public(event)) for event in events] + [sse("state", view)]
+                if ended and session.card is not None:
+                    chunks.append(sse("card", session.card))  # after every event it links to
+                self.wfile.write(b"".join(chunks) + (sse("end", {}) if ended else b""))
+                time.sleep(VIEW_INTERVAL)  # the messages of the next moment go out together
+        except OSError:
+            pass  # the viewer closed or reloaded: the relay never notices
+        finally:
+            with session.changed:
+                session.viewers -= 1
+                session.changed.notify_all()
+
+
 def serve(session: Session, port: int = 0):
     """Serve the page for session on 127.0.0.1:port (0: a free one), in a thread; returns the HTTP server."""
-    import http.server, urllib.parse  # only when a board is served
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        timeout = PAGE_IDLE_S  # each read and write waits this long at most: an idle connection is closed
-
-        def log_message(self, format, *args):
-            pass  # stderr belongs to the host's log
-
-        def do_GET(self):
-            try:
-                host = urllib.parse.urlsplit("//" + self.headers.get("Host", "")).hostname
-                path = urllib.parse.urlsplit(self.path).path
-            except ValueError:  # "[" that opens no IPv6 address, say
-                return self.reply(400, "text/plain", b"Host or the target cannot be read as a URL's part")
-            if host not in LOCAL_NAMES:  # a DNS-rebinding page must not read the session
-                self.reply(403, "text/plain", b"the board answers only local names")
-            elif path == "/":
-                self.reply(200, "text/html; charset=utf-8", PAGE.encode())
-            elif path == "/session":
-                events, state, ended = session.view(0)
-                body = {"events": [public(event) for event in events], "state": state, "ended": ended,
-                        "card": session.card}
-                self.reply(200, "application/json", json.dumps(body, ensure_ascii=False).encode())
-            elif path == "/events":
-                self.stream()
-            else:
-                self.reply(404, "text/plain", b"not found: the board serves / and /events")
-
-        def reply(self, status: int, kind: str, body: bytes):
-            """A whole response."""
-            self.send_response(status)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def stream(self):
-            """Every event so far, then each as it comes, with the state every second; until the session ends."""
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-store")
-            self.end_headers()
-            with session.changed:
-                session.viewers += 1
-            try:
-                self.wfile.write(sse("hello", session.about))
-                cursor, ended = 0, False
-                while not ended:
-                    events, state, ended = session.view(cursor, wait=1.0, limit=VIEW_BATCH)
-                    cursor += len(events)
-                    view = {"lines": describe(state, ages=True), "flags": state["flags"], "ended": ended}
-                    chunks = [sse("wire", public(event)) for event in events] + [sse("state", view)]
-                    if ended and session.card is not None:
-                        chunks.append(sse("card", session.card))  # after every event it links to
-                    self.wfile.write(b"".join(chunks) + (sse("end", {}) if ended else b""))
-                    time.sleep(VIEW_INTERVAL)  # the messages of the next moment go out together
-            except OSError:
-                pass  # the viewer closed or reloaded: the relay never notices
-            finally:
-                with session.changed:
-                    session.viewers -= 1
-                    session.changed.notify_all()
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), PageHandler)
+    httpd.session = session  # what each PageHandler shows
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
     return httpd
@@ -1045,8 +1054,8 @@ class Relay(Tap):
 
     name = "board"
 
-    def __init__(self, command: list, session: Session, log=None, fault: Fault | None = None):
-        super().__init__(command, log)
+    def __init__(self, command: list, session: Session, log=None, fault: Fault | None = None, subreaper: bool = False):
+        super().__init__(command, log, subreaper)
         self.session, self.fault = session, fault
         self.target_locks = {}  # a line delayed by the fault and the lines after it reach their reader one at a time
         self.timers = []  # the fault's delayed lines, each on a timer
@@ -1160,12 +1169,13 @@ def main(argv: list | None = None) -> int:
         return 2
     signal.signal(signal.SIGTERM, terminated)
     print(f"board: {url_of(httpd)}", file=sys.stderr, flush=True)
+    subreaper = become_subreaper()  # the board's own process: what its server orphans comes back to it, and ends
     try:
         if options["--log"]:
             with open(options["--log"], "a", encoding="utf-8") as log:
-                code = Relay(command, session, log, fault).run()
+                code = Relay(command, session, log, fault, subreaper).run()
         else:
-            code = Relay(command, session, None, fault).run()
+            code = Relay(command, session, None, fault, subreaper).run()
         release_stdout()
         session.end()
         let_viewers_finish(session)

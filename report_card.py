@@ -64,9 +64,10 @@ try:
 except ImportError:
     resource = None
 
-import board  # the wire board: read_line (the lab's parse), the course's codes, the 2026-07-28 _meta keys, the page
+import board  # the wire board: read_line (the lab's parse), the course's codes, the page
 import grading  # the card's verdicts as points, in the formats graders read
-from board import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, MAX_MESSAGE_BYTES, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
+from mcp_full import CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, MAX_MESSAGE_BYTES, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
+from tap import WATCHING, become_subreaper, children_of, descent, end, processes, send_signal, start_of
 from mcp_min import error_response, notification, request
 
 COURSE = board.CODES  # the course's code for each case, written from its text (board.py, section 1)
@@ -160,30 +161,6 @@ INBOX_LINES = 1000  # lines read from a server and not yet taken by its rule; pa
 INBOX_BYTES = 8 * MB  # and bytes (one line of any length gets in when the inbox is empty)
 MAX_ANSWERED = 100  # requests from the server the card answers in one session; the rest it leaves unanswered
 STDERR_KEPT = 4000  # the last bytes of a server's stderr, kept for its last words
-WATCHING = os.path.isdir("/proc/self/task")  # Linux: the processes are read from /proc
-CLOCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # /proc's times are in these ticks
-PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096  # /proc's memory is in these pages
-PR_SET_CHILD_SUBREAPER = 36  # prctl(2): orphans of this process's descendants become its children, not init's
-
-Process = collections.namedtuple("Process", "parent state cpu memory start")  # one line of /proc/PID/stat
-
-
-def processes() -> dict:
-    """Every process of the machine, from /proc: pid -> Process (parent pid, state, CPU seconds, resident bytes,
-    start in clock ticks since boot)."""
-    table = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat", "rb") as stat:
-                    fields = stat.read().rsplit(b")", 1)[1].split()  # the name, in parentheses, may hold anything
-            except OSError:
-                continue  # it ended meanwhile
-            table[int(name)] = Process(int(fields[1]), fields[0].decode(), (int(fields[11]) + int(fields[12])) / CLOCK,
-                                       int(fields[21]) * PAGE, int(fields[19]))
-    return table
-
-
 def mark_of(pid: int) -> str | None:
     """The tree a process's environment names (MARK), or None."""
     try:
@@ -193,17 +170,6 @@ def mark_of(pid: int) -> str | None:
         return None  # ended, or not ours to read
     prefix = MARK.encode() + b"="
     return next((v[len(prefix):].decode("ascii", "replace") for v in variables if v.startswith(prefix)), None)
-
-
-def become_subreaper() -> bool:
-    """Make this process the parent of every orphan its servers leave (Linux's PR_SET_CHILD_SUBREAPER), so that a
-    child that outlives its parent stays in reach; whether Linux agreed."""
-    try:
-        import ctypes  # only here: a card used as a library leaves its process as it is
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 def backstop(pid: int, limits: dict):
@@ -309,15 +275,6 @@ class Tree:
         self.outlived = set()  # the processes found running after the root exited
 
 
-def start_of(pid: int) -> int | None:
-    """When a process started, in clock ticks since boot (None: it is gone, or there is no /proc)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            return int(stat.read().rsplit(b")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 class Watcher:
     """Every server process the cards started, each followed as a tree and its card's held to their bounds: one
     thread, a look at /proc each TICK while a tree lives (WATCHER, the one of this process)."""
@@ -363,10 +320,8 @@ class Watcher:
     def find(self, table: dict) -> dict:
         """Each tree's processes now (tree -> pids): by descent from its root and from the members it had, and by
         the MARK in the environment of an orphan started since (its parent gone, it is init's or this process's)."""
-        children = {}
-        for pid, process in table.items():
-            children.setdefault(process.parent, []).append(pid)
-        found = {tree: self.descent([(tree.process.pid, tree.start), *tree.members.items()], table, children)
+        children = children_of(table)
+        found = {tree: descent([(tree.process.pid, tree.start), *tree.members.items()], table, children)
                  for tree in self.trees}
         placed = set().union(*found.values())
         by_mark = {tree.mark: tree for tree in self.trees}
@@ -377,22 +332,10 @@ class Watcher:
                 if key not in self.marks:
                     self.marks[key] = mark_of(pid)  # once a process: most are none of the card's
                 if self.marks[key] in by_mark:
-                    found[by_mark[self.marks[key]]] |= self.descent([key], table, children)
+                    found[by_mark[self.marks[key]]] |= descent([key], table, children)
         self.marks = {key: mark for key, mark in self.marks.items()
                       if key[0] in table and table[key[0]].start == key[1]}
         return found
-
-    @staticmethod
-    def descent(starts: list, table: dict, children: dict) -> set:
-        """The processes that are still the ones (pid, start) named, and every descendant of theirs."""
-        stack = [pid for pid, start in starts if pid in table and table[pid].start == start]
-        seen = set()
-        while stack:
-            pid = stack.pop()
-            if pid not in seen:
-                seen.add(pid)
-                stack += children.get(pid, [])
-        return seen
 
     def look(self) -> list:
         """Find every tree's processes, count what each card's hold, reap what is ours to reap; what to do next (a
@@ -422,7 +365,7 @@ class Watcher:
             orphans = [pid for pid, process in table.items() if process.parent == os.getpid() and pid not in placed
                        and pid not in self.roots]
             for pid in orphans:
-                self.signal(pid, signal.SIGKILL)
+                send_signal(pid, signal.SIGKILL)
             self.reap(orphans)
         return todo
 
@@ -435,49 +378,38 @@ class Watcher:
                 except ChildProcessError:
                     pass
 
-    @staticmethod
-    def signal(pid: int, number: int):
-        """Send a signal to one process, if it is still there."""
-        try:
-            os.kill(pid, number)
-        except OSError:
-            pass
-
     def kill(self, tree: Tree):
-        """End every process of a tree: each stopped first (a stopped process starts no other), then killed, until
-        none is left; without /proc, its process group. Those running when the server had exited are counted."""
-        stopped, exited = set(), None
-        for _ in range(1000):  # a bound on a tree that cannot be ended (a process of another user): about 5 s
+        """End every process of a tree (tap's end: each stopped, then killed, until none is left), then its process
+        group while the server is unreaped, the group's id then still its own (without /proc, all there is). Those
+        running when the server had exited are counted."""
+        exited = None
+
+        def running() -> set:
+            """The tree's processes running now, looked for afresh; those that outlived the server counted."""
+            nonlocal exited
+            if not WATCHING:
+                return set()
             with self.lock:
-                if WATCHING:
-                    table = processes()
-                    pids = self.find(table).get(tree, set())
-                    running = {pid for pid in pids if table[pid].state != "Z"}
-                    tree.members = tree.members | {pid: table[pid].start for pid in pids}  # anew: others read it
-                    exited = tree.process.pid not in running if exited is None else exited  # before this ended it
-                    if exited and running - tree.outlived:
-                        with tree.account.lock:
-                            tree.account.outlived += len(running - tree.outlived)
-                        tree.outlived |= running
-                else:
-                    running = set()
-                if running - stopped:
-                    for pid in running - stopped:
-                        self.signal(pid, signal.SIGSTOP)
-                    stopped |= running
-                    continue  # look again: a child born before its parent stopped is found now
-                for pid in running:
-                    self.signal(pid, signal.SIGKILL)
-                if os.name == "posix" and tree.process.returncode is None:  # not reaped: the group is still its own
-                    try:
-                        os.killpg(tree.process.pid, signal.SIGKILL)  # no new process gets a living group's id
-                    except OSError:
-                        pass
-                if WATCHING and self.subreaper:
+                table = processes()
+                pids = self.find(table).get(tree, set())
+                alive = {pid for pid in pids if table[pid].state != "Z"}
+                tree.members = tree.members | {pid: table[pid].start for pid in pids}  # anew: others read it
+                exited = tree.process.pid not in alive if exited is None else exited  # before this ended it
+                if exited and alive - tree.outlived:
+                    with tree.account.lock:
+                        tree.account.outlived += len(alive - tree.outlived)
+                    tree.outlived |= alive
+                if self.subreaper:
                     self.reap([pid for pid in pids if table[pid].state == "Z" and table[pid].parent == os.getpid()])
-            if not running:
-                return
-            time.sleep(0.005)
+            return alive
+
+        end(running)
+        with self.lock:
+            if os.name == "posix" and tree.process.returncode is None:  # no new process gets a living group's id
+                try:
+                    os.killpg(tree.process.pid, signal.SIGKILL)
+                except OSError:
+                    pass
 
     def forget(self, tree: Tree):
         """A tree whose root is reaped: no longer followed; its CPU time kept on its card's account."""
@@ -698,7 +630,7 @@ class Wire:
 
     def responses(self, after: int = 0) -> list:
         """The responses received since the mark."""
-        return [e for e in self.received[after:] if is_response(e["message"])]
+        return [e for e in self.received[after:] if answers_an_id(e["message"])]
 
     def unmatched(self, after: int = 0) -> list:
         """The responses since the mark whose id is the id of no request the card sent."""
@@ -793,11 +725,12 @@ class Wire:
         except OSError:
             pass  # the group has ended already
         for pid in list(self.tree.members):
-            WATCHER.signal(pid, number)
+            send_signal(pid, number)
 
 
-def is_response(message) -> bool:
-    """A response: an id, and no method (course 000: told apart by keys, never by a type tag)."""
+def answers_an_id(message) -> bool:
+    """A message that answers an id: it has one, and no method (course 000: told apart by keys, never by a type
+    tag), whatever else it holds; looser than the lab's is_response, since response-shape judges the rest."""
     return isinstance(message, dict) and "id" in message and "method" not in message
 
 
@@ -1198,7 +1131,7 @@ def handshake_of(entries: list) -> dict | None:
     if asked is None:
         return None
     key = id_key(asked["message"]["id"])
-    answer = next((e for e in entries if e["dir"] == "←" and not e.get("echo") and is_response(e["message"])
+    answer = next((e for e in entries if e["dir"] == "←" and not e.get("echo") and answers_an_id(e["message"])
                    and id_key(e["message"]["id"]) == key), None)
     live_at = None
     if result_of(answer) is not None:
@@ -1296,7 +1229,7 @@ def response_shape(run: Run):
         wire.reply(run.send(wire, method, id=id))  # one that does not come is other rules' to judge
     for entries in sessions_of(run.tape()).values():
         for entry in entries:
-            if entry["dir"] == "←" and not entry.get("echo") and is_response(entry["message"]):
+            if entry["dir"] == "←" and not entry.get("echo") and answers_an_id(entry["message"]):
                 problem = shape_problem(entry["message"])
                 if problem:
                     raise Broken(f"a response in {whose(entry)}: {problem}", asked_in(entries, entry["message"]["id"]),
@@ -1330,7 +1263,7 @@ def one_response(run: Run):
         first = {}
         for entry in entries:
             message = entry["message"]
-            if entry["dir"] != "←" or entry.get("echo") or not is_response(message) or message["id"] is None:
+            if entry["dir"] != "←" or entry.get("echo") or not answers_an_id(message) or message["id"] is None:
                 continue
             asked = asked_in(entries, message["id"])
             key = id_key(message["id"])
@@ -2648,10 +2581,10 @@ def clue(run: Run, wire: Wire, sent: dict, reply: dict | None) -> dict:
         elif entry.get("echo"):
             found.append(("echo", entry, f"the server wrote back the {message.get('method')} request it was sent, "
                                          "unanswered"))
-        elif is_response(message) and same_but_type(message["id"], asked):
+        elif answers_an_id(message) and same_but_type(message["id"], asked):
             found.append(("id_type", entry, f"the answer to {method} came with id {id_key(message['id'])}, where the "
                                             f"request's id is {id_key(asked)}: the same number, another JSON type"))
-        elif is_response(message):
+        elif answers_an_id(message):
             found.append(("other_id", entry, f"a response came with id {id_key(message['id'])}, where the request's "
                                              f"id is {id_key(asked)}"))
     if found:

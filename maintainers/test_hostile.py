@@ -687,14 +687,18 @@ def gone(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads /proc to find the tap's child")
-@pytest.mark.parametrize("how, server, status", [
-    ("SIGTERM", QUIET, 128 + signal.SIGTERM),
-    ("SIGINT", QUIET, 128 + signal.SIGTERM),
-    ("end of input, a server that ignores it and SIGTERM", STUBBORN, 128 + signal.SIGKILL),
+@pytest.mark.parametrize("relay, how, server, status", [
+    ("tap.py", "SIGTERM", QUIET, 128 + signal.SIGTERM),
+    ("tap.py", "SIGINT", QUIET, 128 + signal.SIGTERM),
+    ("tap.py", "end of input, a server that ignores it and SIGTERM", STUBBORN, 128 + signal.SIGKILL),
+    ("board.py", "SIGTERM", QUIET, 128 + signal.SIGTERM),  # the board's own status, as a shell says
+    ("board.py", "end of input, a server that ignores it and SIGTERM", STUBBORN, 128 + signal.SIGKILL),
 ])
-def test_stopping_the_tap_stops_the_server_and_reports_its_status(how, server, status):
-    # The tap does not leave its server behind, and says how the server ended, as a shell would.
-    tap = subprocess.Popen(tap_command(*server), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+def test_stopping_the_tap_stops_the_server_and_reports_its_status(relay, how, server, status):
+    # The tap does not leave its server behind, and says how the server ended, as a shell would; nor does the board,
+    # which relays through it (it once kept a silent server running after the host closed its stdin).
+    tap = subprocess.Popen([sys.executable, str(HERE / relay), "--", *server], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert tap.stdout.readline() == b"ready\n"
     pid = child_of(tap)
     if how == "SIGTERM":
@@ -705,6 +709,48 @@ def test_stopping_the_tap_stops_the_server_and_reports_its_status(how, server, s
         tap.stdin.close()
     assert tap.wait(TIMEOUT) == status
     assert gone(pid)
+
+
+def marked(mark: str) -> list:
+    """The pids of the running processes whose environment holds MCP_MIN_TEST_MARK=mark."""
+    pids = []
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            environ = open(f"/proc/{name}/environ", "rb").read()
+        except OSError:
+            continue  # ended meanwhile, or not ours to read
+        if f"MCP_MIN_TEST_MARK={mark}".encode() in environ and not gone(int(name)):
+            pids.append(int(name))
+    return pids
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/task"), reason="reads /proc to find what is left running")
+@pytest.mark.parametrize("relay", ["tap.py", "board.py"])
+@pytest.mark.parametrize("server", ["child-keeps-stdout", "setsid-child"])
+def test_the_tap_and_the_board_end_what_their_server_left_running_when_the_host_goes(relay, server):
+    # A server whose child keeps its stdout open after it exits, or that leaves a daemon (fork, setsid, fork): once
+    # the host closes stdin, the server exits, and the tap (and the board, which relays through it) ends the rest
+    # instead of waiting on the pipe for ever; nothing of theirs is left running.
+    mark = f"{relay}-{server}-{os.getpid()}"
+    command = [sys.executable, str(HERE / relay), "--", sys.executable, str(HERE / "maintainers" / "hostile_servers.py"),
+               server]
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               env={**os.environ, "MCP_MIN_TEST_MARK": mark})
+    try:
+        process.stdin.write(json.dumps(request(1, "ping")).encode() + b"\n")
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == 1  # the server is up, with what it started
+        assert len(marked(mark)) >= 3  # the relay, the server, and what the server started
+        process.stdin.close()
+        process.wait(TIMEOUT)
+        assert process.stdout.read() == b""
+        assert marked(mark) == []
+    finally:
+        process.kill()
+        process.wait()
+        process.stdout.close()
+        for pid in marked(mark):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_a_very_long_line_crosses_the_tap_whole(tmp_path):
