@@ -9,7 +9,8 @@
 
 import argparse, json, pathlib, subprocess, sys, time
 
-from mcp_full import TOOL_NOT_ALLOWED, UNKNOWN_TOOL, InMemoryTransport, MCPClient, RPCError, print_trace, request
+from mcp_full import InMemoryTransport, MCPClient
+from mcp_min import TOOL_NOT_ALLOWED, UNKNOWN_TOOL, RPCError, print_trace, request
 from mcp_http import HttpTransport
 from mcp_stdio import StdioTransport
 

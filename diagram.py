@@ -106,7 +106,8 @@ def safe(text: str) -> str:
 
 def worked_trace() -> Recording:
     """Course 000's worked trace (steps 1-6), recorded from a real in-memory run of server_demo."""
-    from mcp_full import InMemoryTransport, MCPClient, RPCError
+    from mcp_full import InMemoryTransport, MCPClient
+    from mcp_min import RPCError
     from server_demo import make_server
     rec = Recording(echo=False)
     client = MCPClient(InMemoryTransport(make_server(), trace=rec), name="client_demo")

@@ -212,7 +212,8 @@ def exercise_04_2(ns: dict):
 
 def exercise_05_1(ns: dict):
     """05-1: why read_note is not right yet, or None."""
-    from mcp_full import INVALID_PARAMS, InMemoryTransport, MCPClient, MCPServer, RPCError
+    from mcp_full import InMemoryTransport, MCPClient, MCPServer
+    from mcp_min import INVALID_PARAMS, RPCError
     read_note, root = ns["read_note"], ns["root"]
     fresh = MCPServer("check")
     fresh.add_resource("notes://{+name}", read_note)
@@ -234,7 +235,8 @@ def exercise_05_1(ns: dict):
 
 def exercise_05_2(ns: dict):
     """05-2: why page() is not right yet, or None."""
-    from mcp_full import INVALID_PARAMS, InMemoryTransport, MCPClient, RPCError
+    from mcp_full import InMemoryTransport, MCPClient
+    from mcp_min import INVALID_PARAMS, RPCError
     paged = ns["PagedServer"]("paged")
     uris = [f"lab://doc{n}" for n in range(5)]
     for uri in uris:
@@ -280,7 +282,8 @@ def exercise_06_1(ns: dict):
 
 def exercise_07_1(ns: dict):
     """07-1: why ResourceCache is not right yet, or None."""
-    from mcp_full import InMemoryTransport, MCPClient, MCPServer, notification
+    from mcp_full import InMemoryTransport, MCPClient, MCPServer
+    from mcp_min import notification
     ResourceCache = ns["ResourceCache"]
     watched = MCPServer("watched")
     watched.add_resource("lab://status", "all green", name="status")
@@ -380,7 +383,7 @@ def exercise_09_1(ns: dict):
 
 def exercise_10_1(ns: dict):
     """10-1: why route is not right yet, or None."""
-    from mcp_full import notification
+    from mcp_min import notification
     SUBSCRIPTION, route = ns["SUBSCRIPTION"], ns["route"]
 
     def tagged(method, sid, **params):
