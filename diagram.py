@@ -131,7 +131,7 @@ def diagram_block() -> str:
 
 def transcript_block() -> str:
     """The start of client_demo.py's stored transcript (part 1, steps 1-6), each line cut to fit."""
-    lines = (HERE / "maintainers" / "transcripts" / "client_demo_stdio.txt").read_text(encoding="utf-8").splitlines()
+    lines = (HERE / "docs" / "transcripts" / "client_demo_stdio.txt").read_text(encoding="utf-8").splitlines()
     shown = [line if len(line) <= TRANSCRIPT_WIDTH else line[:TRANSCRIPT_WIDTH - 1] + "…"
              for line in lines[:lines.index(f"# lattice: an unknown tool is {UNKNOWN_TOOL}")]]
     return "```\n" + "\n".join(shown).rstrip() + "\n```"
@@ -163,7 +163,7 @@ def sizes_table() -> str:
     return "\n".join(rows)
 
 
-TRANSCRIPT_WIDTH = 150  # README lines are cut here; maintainers/transcripts/ holds them as the demo prints them
+TRANSCRIPT_WIDTH = 150  # README lines are cut here; docs/transcripts/ holds them as the demo prints them
 BLOCKS = {"diagram": diagram_block, "transcript": transcript_block}  # <!-- NAME:start --> ... <!-- NAME:end -->
 
 

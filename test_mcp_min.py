@@ -687,9 +687,9 @@ def test_from_handle_to_the_tool_a_call_passes_five_frames_of_the_lab_at_most():
 
 
 def project_modules() -> list:
-    """Every Python file of the project that is not a test: the lab, its layers, the demos, the tools."""
+    """Every Python file of the project that is not a test: the lab, its layers, the demos, the tools, the corpus."""
     names = [path for path in HERE.glob("*.py") if not path.name.startswith("test_")]
-    return names + sorted((HERE / "lessons").glob("*.py")) + sorted((HERE / "maintainers").glob("[!t]*.py"))
+    return names + [path for folder in ("lessons", "tools", "corpus") for path in sorted((HERE / folder).glob("*.py"))]
 
 
 def imports_of(path: pathlib.Path) -> set:
@@ -702,10 +702,10 @@ def imports_of(path: pathlib.Path) -> set:
 
 def test_every_module_imports_only_the_standard_library_and_the_project():
     # No dependency to install: the standard library, and the project's own modules.
-    ours = {path.stem for path in HERE.glob("*.py")} | {path.stem for path in (HERE / "maintainers").glob("*.py")}
+    ours = {path.stem for path in project_modules()}
     for path in project_modules():
-        # Exercise 11-2's check and the maintainers' bench run the official SDK where it is installed.
-        optional = {"mcp", "anyio"} if path.name == "checks.py" or path.parent.name == "maintainers" else set()
+        # Exercise 11-2's check and the bench (tools/) run the official SDK where it is installed.
+        optional = {"mcp", "anyio"} if path.name == "checks.py" or path.parent.name == "tools" else set()
         assert imports_of(path) <= set(sys.stdlib_module_names) | ours | optional, path.name
 
 

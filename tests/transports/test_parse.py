@@ -1,0 +1,152 @@
+"""parse(), the transport edge: exactly MAX_DEPTH levels read, one more refused, brackets in strings are text."""
+
+import json
+import random
+
+import pytest
+
+import mcp_stdio
+from mcp_full import PARSE_ERROR, RPCError
+from mcp_stdio import MAX_DEPTH
+
+TOO_DEEP = f"parse error: nested deeper than {MAX_DEPTH} levels"
+
+
+def refusal(data) -> str:
+    """The message of the PARSE_ERROR that parse(data) raises."""
+    with pytest.raises(RPCError) as caught:
+        mcp_stdio.parse(data)
+    assert caught.value.code == PARSE_ERROR
+    return caught.value.message
+
+
+def arrays(depth: int, inner: str = "") -> str:
+    """depth arrays, one inside the next, around inner."""
+    return "[" * depth + inner + "]" * depth
+
+
+def objects(depth: int, inner: str = "0") -> str:
+    """depth objects, one inside the next, the innermost holding inner."""
+    return '{"k":' * depth + inner + "}" * depth
+
+
+def depth(value) -> int:
+    """How deep arrays and objects nest in a parsed value: [] is 1, a scalar 0."""
+    if isinstance(value, dict):
+        return 1 + max(map(depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(depth, value), default=0)
+    return 0
+
+
+# -- the limit itself --
+
+@pytest.mark.parametrize("build", [arrays, objects, lambda n: arrays(n // 2, objects(n - n // 2))],
+                         ids=["arrays", "objects", "objects inside arrays"])
+def test_max_depth_levels_are_read_and_one_more_is_refused(build):
+    # Arrays and objects count alike: exactly MAX_DEPTH is a message, MAX_DEPTH + 1 a parse error.
+    assert depth(mcp_stdio.parse(build(MAX_DEPTH))) == MAX_DEPTH
+    assert refusal(build(MAX_DEPTH + 1)) == TOO_DEEP
+
+
+def test_the_limit_holds_for_bytes_and_for_text():
+    # The wire gives bytes; a caller may hand over a str: the same answer either way.
+    assert depth(mcp_stdio.parse(arrays(MAX_DEPTH).encode())) == MAX_DEPTH
+    assert refusal(arrays(MAX_DEPTH + 1).encode()) == TOO_DEEP
+
+
+def test_nesting_far_past_the_limit_is_refused_without_recursing():
+    # 100 000 levels, closed or not, get the same clear answer: json.loads never recurses that deep.
+    assert refusal(arrays(100_000)) == TOO_DEEP
+    assert refusal(objects(100_000)) == TOO_DEEP
+    assert refusal("[{" * 50_000) == TOO_DEEP
+
+
+def test_many_shallow_values_are_not_deep():
+    # Width is not depth: a hundred thousand small objects side by side nest two levels.
+    message = json.dumps([{"id": i, "tags": ["a", "b"]} for i in range(100_000)])
+    assert depth(mcp_stdio.parse(message)) == 3
+
+
+# -- brackets inside strings are text --
+
+def test_brackets_inside_a_string_are_text():
+    # A string full of brackets is not nesting, whether short or long, opening or closing.
+    for text in ("[" * 500, "]" * 500, "{[" * 300, "]}" * 300, "[" * 5_000_000):
+        assert mcp_stdio.parse(json.dumps({"text": text})) == {"text": text}
+
+
+def test_closing_brackets_inside_strings_do_not_hide_real_depth():
+    # Strings of "]" between the real brackets must not be counted as closing them.
+    assert refusal(arrays(MAX_DEPTH + 1, '"]]]]]]"')) == TOO_DEEP
+    deep = "".join('["]}]"' + "," for _ in range(MAX_DEPTH + 1)) + "0" + "]" * (MAX_DEPTH + 1)
+    assert refusal(deep) == TOO_DEEP
+
+
+def test_opening_brackets_inside_strings_do_not_add_depth():
+    # At the limit with strings of "[" at every level: still exactly MAX_DEPTH.
+    message = "".join('["[[{",' for _ in range(MAX_DEPTH)) + "0" + "]" * MAX_DEPTH
+    assert depth(mcp_stdio.parse(message)) == MAX_DEPTH
+
+
+def test_an_escaped_quote_does_not_end_a_string():
+    # \" is a quote inside the string, so the brackets after it are still text.
+    message = '{"text": "say \\"hi\\" ' + "[" * 500 + '"}'
+    assert mcp_stdio.parse(message) == {"text": 'say "hi" ' + "[" * 500}
+
+
+def test_an_escaped_backslash_before_a_quote_ends_the_string():
+    # "\\" is one backslash and the quote after it closes the string: the brackets that follow are real.
+    assert refusal('["\\\\", ' + arrays(MAX_DEPTH) + "]") == TOO_DEEP
+    assert depth(mcp_stdio.parse('["\\\\", ' + arrays(MAX_DEPTH - 1) + "]")) == MAX_DEPTH
+    assert refusal('["\\\\\\"", ' + arrays(MAX_DEPTH) + "]") == TOO_DEEP  # \\ then \" then the closing quote
+
+
+def test_long_strings_before_or_after_the_deep_part_change_nothing():
+    # A megabyte string, or many small ones, on either side of the nesting: the limit is the same.
+    for before, after in (('"' + "x" * 1_000_000 + '"', "0"), ("0", '"' + "[" * 1_000_000 + '"'),
+                          (",".join(['"k"'] * 200), "0"), ('"\\\\\\"' + "]" * 1000 + '"', "0")):
+        assert depth(mcp_stdio.parse(f"[{before}, {arrays(MAX_DEPTH - 1, after)}]")) == MAX_DEPTH
+        assert refusal(f"[{before}, {arrays(MAX_DEPTH, after)}]") == TOO_DEEP
+
+
+def test_parse_agrees_with_json_loads_and_a_depth_count_on_generated_messages():
+    # A seeded mix near the limit: strings with brackets, quotes and backslashes, long and short, in any order.
+    rng = random.Random(20261130)
+    pieces = ["[", "]", "{", "}", '"', "\\", "x", " ", "\u00e9"]
+
+    def string():
+        return "".join(rng.choice(pieces) for _ in range(rng.choice([0, 1, 3, 40, 400])))
+
+    def value(levels: int):
+        if levels == 0:
+            return rng.choice([0, "s", string()])
+        items = [rng.choice([1, string()]) for _ in range(rng.randrange(3))]
+        items.insert(rng.randrange(len(items) + 1), value(levels - 1))
+        return items if rng.random() < 0.5 else {f"k{i}{string()}": item for i, item in enumerate(items)}
+
+    for _ in range(200):
+        message = json.dumps(value(rng.randrange(MAX_DEPTH - 3, MAX_DEPTH + 3)), ensure_ascii=rng.random() < 0.5)
+        if depth(json.loads(message)) <= MAX_DEPTH:
+            assert mcp_stdio.parse(message.encode()) == json.loads(message)
+        else:
+            assert refusal(message.encode()) == TOO_DEEP
+
+
+# -- what is not JSON --
+
+def test_invalid_utf8_is_a_parse_error():
+    # Bytes that are not UTF-8 never reach json.loads.
+    assert refusal(b'{"text": "\xff\xfe"}').startswith("parse error: 'utf-8' codec can't decode byte 0xff")
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_refused(constant):
+    # Python's json reads them; JSON has no such numbers.
+    assert refusal(f'{{"n": {constant}}}') == f"parse error: {constant} is not JSON"
+
+
+def test_unclosed_brackets_are_a_parse_error():
+    # Brackets that never close are not JSON, deep or shallow.
+    assert refusal("[" * 10).startswith("parse error: Expecting value")
+    assert refusal('{"a": [1, 2}').startswith("parse error: Expecting ',' delimiter")
