@@ -362,7 +362,7 @@ BREAKAGES = [
      "lambda: stream.handler is not self or self.server.closing or bool(self.client_gone())",
      "lambda: stream.handler is not self or self.server.closing"),
     ("tap.py", "the tap stops its server when stopped",
-     "        stop_server(self.child, polite=True)",
+     "        stop_server(self.child, polite)\n        self.end_leftovers()",
      "        pass"),
 ]
 
