@@ -587,7 +587,7 @@ class MCPServer(mcp_min.MCPServer):
         self.on_send = None  # set by a transport that delivers a notification before the response is ready
         # 8. Transports call handle() from several threads at once: _lock guards what follows, and the outbox.
         self._lock = threading.Lock()
-        self._catalog = threading.RLock()  # held to change the catalog, or to read a list of it: shared by its sessions
+        self._catalog_lock = threading.RLock()  # held to change the catalog, or to read a list of it: shared by its sessions
         self._running = {}  # request id -> its Context, so that notifications/cancelled reaches it
         self._waiting = {}  # id of a request this server sent -> the queue its response is put in
         self._last_request_id = 0
@@ -766,32 +766,32 @@ class MCPServer(mcp_min.MCPServer):
 
     def _list_tools(self, params: dict) -> dict:
         # tools/list {cursor?}
-        with self._catalog:
+        with self._catalog_lock:
             tools = super()._list_tools(params)["tools"]
         return self._page("tools", tools, params)
 
     def _list_resources(self, params: dict) -> dict:
         # resources/list {cursor?}
-        with self._catalog:
+        with self._catalog_lock:
             resources = super()._list_resources(params)["resources"]
         return self._page("resources", resources, params)
 
     def _list_prompts(self, params: dict) -> dict:
         # prompts/list {cursor?}
-        with self._catalog:
+        with self._catalog_lock:
             prompts = super()._list_prompts(params)["prompts"]
         return self._page("prompts", prompts, params)
 
     def _list_templates(self, params: dict) -> dict:
         # resources/templates/list {cursor?}
-        with self._catalog:
+        with self._catalog_lock:
             templates = [template["spec"] for template in self.templates.values()]
         return self._page("resourceTemplates", templates, params)
 
     def _offer(self, offered: dict, key: str, entry: dict, listed: str, notify: bool, replace: bool):
         """mcp_min's, under the catalog's lock: no list being read changes under it (its list_changed is told
         under it too, so a client that lists after the notification sees the change)."""
-        with self._catalog:
+        with self._catalog_lock:
             super()._offer(offered, key, entry, listed, notify, replace)
 
     def _page(self, key: str, items: list, params: dict) -> dict:
@@ -908,7 +908,7 @@ class MCPServer(mcp_min.MCPServer):
                            page_size=self.page_size)
         other.tools, other.resources, other.templates, other.prompts = self.tools, self.resources, self.templates, self.prompts
         other._sharing = self._sharing  # one list for the whole catalog: a change to it is told to every session
-        other._catalog = self._catalog  # and one lock for it
+        other._catalog_lock = self._catalog_lock  # and one lock for it
         self._sharing[:] = [ref for ref in self._sharing if ref() is not None] + [weakref.ref(other)]
         return other
 
