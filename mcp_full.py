@@ -1378,11 +1378,11 @@ class MCPClient(mcp_min.MCPClient):
         _pump_notifications acts on them: a list change refreshes the cache at once, not when ttlMs ends.
         """
         wanted = {"toolsListChanged": tools, "promptsListChanged": prompts, "resourcesListChanged": resources}
-        filter = {key: True for key, value in wanted.items() if value}
+        kinds = {key: True for key, value in wanted.items() if value}  # the kinds of notification the stream carries
         if uris:
-            filter["resourceSubscriptions"] = list(uris)
+            kinds["resourceSubscriptions"] = list(uris)
         with self._turn:
-            message = request(self.next_id, "subscriptions/listen", self.with_meta({"notifications": filter}))
+            message = request(self.next_id, "subscriptions/listen", self.with_meta({"notifications": kinds}))
             self.next_id += 1
             ack = self.transport.listen(message)
         if isinstance(ack, dict) and mcp_min.malformed(ack) is None and "error" in ack:
