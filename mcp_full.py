@@ -49,6 +49,8 @@ Glossary: mcp_min's, and
   answer        the result a client gives to a question
   round         one input_required result and the retry that answers it (2026-07-28)
   stream        a channel that stays open for many messages: an HTTP event stream, a listen stream
+  arrive        what a notification does at the client, which sees it in on_notification (the transport's hook,
+                MCPClient's method); receive is the transport's step for any message it was not waiting for
 """
 
 import mcp_min  # first: on a Python older than 3.10 it ends the program with one clear line
@@ -1185,7 +1187,7 @@ class MCPClient(mcp_min.MCPClient):
                           "roots/list": on_roots}
         self.capabilities = {QUESTION_CAPABILITIES[method]: {} for method, answer in self.answerers.items() if answer}
         transport.on_request = self.answer_request  # the server asks (handshake era): answer at once
-        transport.on_notification = self.hear  # progress and log lines reach their callbacks as they arrive
+        transport.on_notification = self.on_notification  # progress and log lines reach their callbacks as they arrive
         self.listening = None  # the request of this client's open subscriptions/listen stream
         self.era = None  # connect() decides: "handshake" or "stateless"
         self.tools_fresh_until = 0.0  # stateless era: ttlMs says how long tools_cache may be reused
@@ -1265,7 +1267,7 @@ class MCPClient(mcp_min.MCPClient):
         """prompts/get {name, arguments}, in as many rounds as the server asks."""
         return self.request_in_rounds("prompts/get", {"name": name, "arguments": arguments or {}})
 
-    def hear(self, message: dict):
+    def on_notification(self, message: dict):
         """A notification as it arrives: progress and log lines go to their callbacks at once; a list change
         makes the cache it invalidates stale, whatever ttlMs said (_pump_notifications lists it again)."""
         method = message["method"]
