@@ -13,6 +13,10 @@ through self.server.
 
     python server_demo.py --http --port 8000    # serves http://127.0.0.1:8000/mcp
     client = MCPClient(HttpTransport("http://127.0.0.1:8000/mcp", trace=print_trace))
+
+Glossary: mcp_full's, and
+  connection    one TCP socket between a client and the server, carrying one HTTP request after another (the
+                socket socketserver calls its request: a request here is always an HTTP or a JSON-RPC request)
 """
 
 import base64
@@ -408,7 +412,7 @@ class HttpServer(http.server.ThreadingHTTPServer):
             time.sleep(0.05)  # out of file descriptors, say: wait a moment rather than spin on accept
             raise
 
-    def process_request(self, request, client_address):
+    def process_request(self, connection, client_address):
         # Full: the connection waiting the longest for its next request is cut to make room, so that idle
         # sockets lock nobody out; with none waiting, stop accepting until a connection closes (the others wait
         # in the listen queue). A wait of BUSY_S means every connection is busy: give up on this one.
@@ -422,24 +426,24 @@ class HttpServer(http.server.ThreadingHTTPServer):
                 with contextlib.suppress(OSError):  # closed already
                     idlest.shutdown(socket.SHUT_RDWR)
             elif not self.open_connections.acquire(timeout=BUSY_S):
-                request.close()
+                connection.close()
                 return
         with self.lock:
-            self.arriving[request] = time.monotonic() + REQUEST_S  # idle from now on: cut first, the earliest accepted
-        super().process_request(request, client_address)
+            self.arriving[connection] = time.monotonic() + REQUEST_S  # idle from now on: cut first, the earliest accepted
+        super().process_request(connection, client_address)
 
-    def process_request_thread(self, request, client_address):
+    def process_request_thread(self, connection, client_address):
         try:
-            super().process_request_thread(request, client_address)
+            super().process_request_thread(connection, client_address)
         finally:
             with self.lock:
-                self.arriving.pop(request, None)  # a connection that ended before its first request was read
-                cut = request in self.handed_over
-                self.handed_over.discard(request)
+                self.arriving.pop(connection, None)  # a connection that ended before its first request was read
+                cut = connection in self.handed_over
+                self.handed_over.discard(connection)
             if not cut:  # (a connection cut to make room gave its slot to the one it made room for)
                 self.open_connections.release()
 
-    def handle_error(self, request, client_address):
+    def handle_error(self, connection, client_address):
         """A connection's thread raised: a client that went away is nothing to tell; a bug is told on stderr."""
         error = sys.exc_info()[1]
         if not isinstance(error, (OSError, ValueError)):  # a reset, a timeout or a broken pipe: the client's doing
