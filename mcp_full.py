@@ -1185,7 +1185,7 @@ class MCPClient(mcp_min.MCPClient):
         self.on_log, self.on_progress = on_log, on_progress
         self.answerers = {"elicitation/create": on_elicit, "sampling/createMessage": on_sample,
                           "roots/list": on_roots}
-        self.capabilities = {QUESTION_CAPABILITIES[method]: {} for method, answer in self.answerers.items() if answer}
+        self.capabilities = {QUESTION_CAPABILITIES[method]: {} for method, answerer in self.answerers.items() if answerer}
         transport.on_request = self.answer_request  # the server asks (handshake era): answer at once
         transport.on_notification = self.on_notification  # progress and log lines reach their callbacks as they arrive
         self.listening = None  # the request of this client's open subscriptions/listen stream
@@ -1440,9 +1440,9 @@ class InMemoryTransport(Transport):
     def carry(self):
         """Carry what the server queued across the JSON boundary; a question from the server is answered at once."""
         for message in self.server.drain_outbox():
-            answer = self.receive(self.traced("←", json.loads(encode(message))))
-            if answer is not None:
-                self.server.handle(json.loads(json.dumps(self.traced("→", answer))))
+            reply = self.receive(self.traced("←", json.loads(encode(message))))
+            if reply is not None:
+                self.server.handle(json.loads(json.dumps(self.traced("→", reply))))
 
     def listen(self, message: dict) -> dict | None:
         """Open a subscriptions/listen stream: its acknowledgement (or its error response)."""

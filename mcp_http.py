@@ -1390,9 +1390,9 @@ class HttpTransport(Transport):
                 else:
                     connection.read()  # the rest of the body, so that the connection can carry the next POST
                 return self.received_response(message, incoming)
-            answer = self.receive(incoming)
-            if answer is not None:
-                self.post_aside(answer)
+            reply = self.receive(incoming)
+            if reply is not None:
+                self.post_aside(reply)
         raise ConnectionError(f"HTTP {connection.status}: the body held no response to {message['method']}")
 
     def resumed(self, connection: HttpConnection, deadline: float, cut: tuple, traced: bool = True, cursor=None):
@@ -1476,9 +1476,9 @@ class HttpTransport(Transport):
                 if "id" not in incoming:
                     self.arrived.put(incoming)  # handed over (and traced) by drain(), on the caller's thread
                     continue
-                answer = self.receive(self.traced("←", incoming))
-                if answer is not None:
-                    self.post_aside(answer)
+                reply = self.receive(self.traced("←", incoming))
+                if reply is not None:
+                    self.post_aside(reply)
         except (OSError, ValueError, AttributeError):
             pass  # closed by us (close), or a resumption failed: the session works without the stream
 

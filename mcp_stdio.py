@@ -362,9 +362,9 @@ class StdioTransport(Transport):
                 continue
             if wanted(self.traced("←", incoming)):
                 return incoming
-            answer = self.receive(incoming)
-            if answer is not None:
-                self.write(answer)
+            reply = self.receive(incoming)
+            if reply is not None:
+                self.write(reply)
 
     def _read(self, deadline: float):
         """Read what the server wrote, within the deadline, into whole lines (a line too long is dropped)."""
