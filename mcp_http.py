@@ -903,9 +903,9 @@ class EndpointHandler(HttpHandler):
                 self.close_connection = True
             return
         with stream.lock:  # held to the end: a request is stopped (stop) before it, or not at all
-            self.answer(mcp, stream, reply, status)
+            self.end_request(mcp, stream, reply, status)
 
-    def answer(self, mcp, stream: HttpStream, reply, status):
+    def end_request(self, mcp, stream: HttpStream, reply, status):
         """(Holding stream.lock.) The request's response, after the session's queued notifications: one body, or the
         last events of its stream (on whichever connection carries the stream now: a resumed stream's GET)."""
         if stream.stopped:  # it has its one answer, the error: the outbox waits for the session's next request
