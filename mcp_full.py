@@ -639,8 +639,8 @@ class MCPServer(mcp_min.MCPServer):
         self._running[ctx.id] = ctx  # 8. notifications/cancelled may name it while it runs (one dict step: no lock)
         try:
             result = super()._dispatch(method, params)
-        except InputRequired as ask:  # 7. 2026-07-28: the client answers, then sends the request again
-            result = self.input_required(ask, ctx)
+        except InputRequired as exc:  # 7. 2026-07-28: the client answers, then sends the request again
+            result = self.input_required(exc, ctx)
         finally:
             if self._running.get(ctx.id) is ctx:
                 self._running.pop(ctx.id, None)  # (pop: a request reusing the id may have ended first)
@@ -977,9 +977,9 @@ class MCPServer(mcp_min.MCPServer):
                 raise RPCError(INVALID_PARAMS, f"inputResponses.{key} must be an object")
         return answers | responses  # without a requestState, this round's answers are used all the same
 
-    def input_required(self, ask: InputRequired, ctx: Context) -> dict:
+    def input_required(self, exc: InputRequired, ctx: Context) -> dict:
         """The result that asks the client: its questions, and a state carrying every answer given so far."""
-        return {"resultType": "input_required", "inputRequests": ask.questions,
+        return {"resultType": "input_required", "inputRequests": exc.questions,
                 "requestState": self._sign_state(*ctx.binding, ctx.answers)}
 
     def _sign_state(self, method: str, name: str, arguments: dict, answers: dict) -> str:
