@@ -584,7 +584,7 @@ class MCPServer(mcp_min.MCPServer):
         super().__init__(name, version, allowed_tools)
         self.instructions, self.ttl_ms, self.page_size = instructions, ttl_ms, page_size
         self.templates = {}  # 5. URI templates: the catalog's fourth part
-        self._sharing = [weakref.ref(self)]  # the sessions on this catalog: only this one, until session()
+        self._sharing = [weakref.ref(self)]  # the servers on this catalog: only this one, until share_catalog()
         self.log_level, self.subscriptions = "info", set()  # 5. what the session's client set and subscribed to
         self.on_send = None  # set by a transport that delivers a notification before the response is ready
         # 8. Transports call handle() from several threads at once: _lock guards what follows, and the outbox.
@@ -903,8 +903,9 @@ class MCPServer(mcp_min.MCPServer):
         with self._lock:
             return super().drain_outbox()
 
-    def session(self) -> "MCPServer":
-        """A new session on this server's catalog: the catalog is shared, not copied; the session starts afresh."""
+    def share_catalog(self) -> "MCPServer":
+        """A new server on this server's catalog, for another client: the catalog is shared, not copied; its session
+        starts afresh."""
         other = type(self)(self.server_info["name"], self.server_info["version"], allowed_tools=self.allowed_tools,
                            instructions=self.instructions, ttl_ms=self.ttl_ms, state_key=self._state_key,
                            page_size=self.page_size)

@@ -1015,7 +1015,7 @@ class Endpoint(HttpServer):
 
     def __init__(self, address: tuple, mcp, allowed_hosts=LOCAL_NAMES):
         if isinstance(mcp, mcp_full.MCPServer):
-            self.mcp, self.factory = mcp, mcp.session  # every session shares its catalog
+            self.mcp, self.factory = mcp, mcp.share_catalog  # every session's server shares its catalog
         elif callable(mcp):
             self.mcp, self.factory = mcp(), mcp  # a server of its own serves every stateless request
         else:
@@ -1098,7 +1098,7 @@ def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LO
     """A Streamable HTTP server at /mcp. Call serve_forever().
 
     server is mcp_full's MCPServer, whose catalog every session shares: it answers the stateless requests
-    itself, and each handshake session is a server.session(). Or server is a factory, server() making each
+    itself, and each handshake session is served by a server.share_catalog(). Or server is a factory, server() making each
     session afresh, with its own catalog (mcp_min's lab: http_server(make_lab_server)).
 
     Threads: one a connection (http.server's), which reads a POST, runs MCPServer.handle, and writes the
