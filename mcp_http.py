@@ -17,6 +17,11 @@ through self.server.
 Glossary: mcp_full's, and
   connection    one TCP socket between a client and the server, carrying one HTTP request after another (the
                 socket socketserver calls its request: a request here is always an HTTP or a JSON-RPC request)
+  server        here, the HTTP server (HttpServer, Endpoint), which handlers reach as self.server
+  mcp           the MCP server that answers (mcp_min's or mcp_full's MCPServer); a factory makes one a session
+  session       the spec's Streamable HTTP session (basic/transports, "Session Management"), which
+                Mcp-Session-Id names: one client's state on a server, as in mcp_min, with what HTTP keeps of it
+                (Session: its id, last use and standing GET stream)
 """
 
 import base64
@@ -1094,18 +1099,18 @@ class Endpoint(HttpServer):
         super().server_close()
 
 
-def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES) -> Endpoint:
+def http_server(mcp, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES) -> Endpoint:
     """A Streamable HTTP server at /mcp. Call serve_forever().
 
-    server is mcp_full's MCPServer, whose catalog every session shares: it answers the stateless requests
-    itself, and each handshake session is served by a server.share_catalog(). Or server is a factory, server() making each
-    session afresh, with its own catalog (mcp_min's lab: http_server(make_lab_server)).
+    mcp is mcp_full's MCPServer, whose catalog every session shares: it answers the stateless requests itself,
+    and each handshake session is served by an mcp.share_catalog(). Or mcp is a factory, mcp() making each
+    session's server afresh, with its own catalog (mcp_min's lab: http_server(make_lab_server)).
 
     Threads: one a connection (http.server's), which reads a POST, runs MCPServer.handle, and writes the
     events the request sends as they happen, then its response; and the watchdog, which cuts a connection
     whose request is late and stops the newest long POSTs past MAX_LONG.
     """
-    return Endpoint((host, port), server, allowed_hosts)
+    return Endpoint((host, port), mcp, allowed_hosts)
 
 
 class Diagnoses(io.TextIOBase):
@@ -1135,10 +1140,10 @@ class Diagnoses(io.TextIOBase):
         return self.fd
 
 
-def serve_http(server, host: str = "127.0.0.1", port: int = 8000):
-    """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated (server: as http_server's)."""
+def serve_http(mcp, host: str = "127.0.0.1", port: int = 8000):
+    """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated (mcp: as http_server's)."""
     try:
-        httpd = http_server(server, host, port)
+        httpd = http_server(mcp, host, port)
     except OSError as exc:  # the port is taken, say: one line, not a traceback
         raise SystemExit(f"mcp_min: cannot serve http://{host}:{port}{MCP_PATH}: {exc.strerror}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a host's SIGTERM is a clean stop
