@@ -367,10 +367,10 @@ def chatter() -> str:
     return "said my piece"
 
 if sys.argv[1:] == ["naive"]:
-    for line in sys.stdin:  # what serve_stdio is there to prevent: the answer shares stdout with the tool
-        answer = server.handle(json.loads(line))
-        if answer is not None:
-            sys.stdout.write(json.dumps(answer) + "\\n")
+    for line in sys.stdin:  # what serve_stdio is there to prevent: the reply shares stdout with the tool
+        reply = server.handle(json.loads(line))
+        if reply is not None:
+            sys.stdout.write(json.dumps(reply) + "\\n")
             sys.stdout.flush()
 else:
     serve_stdio(server)
