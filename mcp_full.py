@@ -49,6 +49,8 @@ Glossary: mcp_min's, and
   answer        the result a client gives to a question
   round         one input_required result and the retry that answers it (2026-07-28)
   stream        a channel that stays open for many messages: an HTTP event stream, a listen stream
+  arrive        what a notification does at the client, which sees it in on_notification (the transport's hook,
+                MCPClient's method); receive is the transport's step for any message it was not waiting for
 """
 
 import mcp_min  # first: on a Python older than 3.10 it ends the program with one clear line
@@ -582,12 +584,12 @@ class MCPServer(mcp_min.MCPServer):
         super().__init__(name, version, allowed_tools)
         self.instructions, self.ttl_ms, self.page_size = instructions, ttl_ms, page_size
         self.templates = {}  # 5. URI templates: the catalog's fourth part
-        self._sharing = [weakref.ref(self)]  # the sessions on this catalog: only this one, until session()
+        self._sharing = [weakref.ref(self)]  # the servers on this catalog: only this one, until share_catalog()
         self.log_level, self.subscriptions = "info", set()  # 5. what the session's client set and subscribed to
         self.on_send = None  # set by a transport that delivers a notification before the response is ready
         # 8. Transports call handle() from several threads at once: _lock guards what follows, and the outbox.
         self._lock = threading.Lock()
-        self._catalog = threading.RLock()  # held to change the catalog, or to read a list of it: shared by its sessions
+        self._catalog_lock = threading.RLock()  # held to change the catalog, or to read a list of it: shared by its sessions
         self._running = {}  # request id -> its Context, so that notifications/cancelled reaches it
         self._waiting = {}  # id of a request this server sent -> the queue its response is put in
         self._last_request_id = 0
@@ -637,8 +639,8 @@ class MCPServer(mcp_min.MCPServer):
         self._running[ctx.id] = ctx  # 8. notifications/cancelled may name it while it runs (one dict step: no lock)
         try:
             result = super()._dispatch(method, params)
-        except InputRequired as ask:  # 7. 2026-07-28: the client answers, then sends the request again
-            result = self.input_required(ask, ctx)
+        except InputRequired as exc:  # 7. 2026-07-28: the client answers, then sends the request again
+            result = self.input_required(exc, ctx)
         finally:
             if self._running.get(ctx.id) is ctx:
                 self._running.pop(ctx.id, None)  # (pop: a request reusing the id may have ended first)
@@ -766,32 +768,32 @@ class MCPServer(mcp_min.MCPServer):
 
     def _list_tools(self, params: dict) -> dict:
         # tools/list {cursor?}
-        with self._catalog:
+        with self._catalog_lock:
             tools = super()._list_tools(params)["tools"]
         return self._page("tools", tools, params)
 
     def _list_resources(self, params: dict) -> dict:
         # resources/list {cursor?}
-        with self._catalog:
+        with self._catalog_lock:
             resources = super()._list_resources(params)["resources"]
         return self._page("resources", resources, params)
 
     def _list_prompts(self, params: dict) -> dict:
         # prompts/list {cursor?}
-        with self._catalog:
+        with self._catalog_lock:
             prompts = super()._list_prompts(params)["prompts"]
         return self._page("prompts", prompts, params)
 
     def _list_templates(self, params: dict) -> dict:
         # resources/templates/list {cursor?}
-        with self._catalog:
+        with self._catalog_lock:
             templates = [template["spec"] for template in self.templates.values()]
         return self._page("resourceTemplates", templates, params)
 
     def _offer(self, offered: dict, key: str, entry: dict, listed: str, notify: bool, replace: bool):
         """mcp_min's, under the catalog's lock: no list being read changes under it (its list_changed is told
         under it too, so a client that lists after the notification sees the change)."""
-        with self._catalog:
+        with self._catalog_lock:
             super()._offer(offered, key, entry, listed, notify, replace)
 
     def _page(self, key: str, items: list, params: dict) -> dict:
@@ -901,14 +903,15 @@ class MCPServer(mcp_min.MCPServer):
         with self._lock:
             return super().drain_outbox()
 
-    def session(self) -> "MCPServer":
-        """A new session on this server's catalog: the catalog is shared, not copied; the session starts afresh."""
+    def share_catalog(self) -> "MCPServer":
+        """A new server on this server's catalog, for another client: the catalog is shared, not copied; its session
+        starts afresh."""
         other = type(self)(self.server_info["name"], self.server_info["version"], allowed_tools=self.allowed_tools,
                            instructions=self.instructions, ttl_ms=self.ttl_ms, state_key=self._state_key,
                            page_size=self.page_size)
         other.tools, other.resources, other.templates, other.prompts = self.tools, self.resources, self.templates, self.prompts
         other._sharing = self._sharing  # one list for the whole catalog: a change to it is told to every session
-        other._catalog = self._catalog  # and one lock for it
+        other._catalog_lock = self._catalog_lock  # and one lock for it
         self._sharing[:] = [ref for ref in self._sharing if ref() is not None] + [weakref.ref(other)]
         return other
 
@@ -975,9 +978,9 @@ class MCPServer(mcp_min.MCPServer):
                 raise RPCError(INVALID_PARAMS, f"inputResponses.{key} must be an object")
         return answers | responses  # without a requestState, this round's answers are used all the same
 
-    def input_required(self, ask: InputRequired, ctx: Context) -> dict:
+    def input_required(self, exc: InputRequired, ctx: Context) -> dict:
         """The result that asks the client: its questions, and a state carrying every answer given so far."""
-        return {"resultType": "input_required", "inputRequests": ask.questions,
+        return {"resultType": "input_required", "inputRequests": exc.questions,
                 "requestState": self._sign_state(*ctx.binding, ctx.answers)}
 
     def _sign_state(self, method: str, name: str, arguments: dict, answers: dict) -> str:
@@ -1183,9 +1186,9 @@ class MCPClient(mcp_min.MCPClient):
         self.on_log, self.on_progress = on_log, on_progress
         self.answerers = {"elicitation/create": on_elicit, "sampling/createMessage": on_sample,
                           "roots/list": on_roots}
-        self.capabilities = {QUESTION_CAPABILITIES[method]: {} for method, answer in self.answerers.items() if answer}
+        self.capabilities = {QUESTION_CAPABILITIES[method]: {} for method, answerer in self.answerers.items() if answerer}
         transport.on_request = self.answer_request  # the server asks (handshake era): answer at once
-        transport.on_notification = self.hear  # progress and log lines reach their callbacks as they arrive
+        transport.on_notification = self.on_notification  # progress and log lines reach their callbacks as they arrive
         self.listening = None  # the request of this client's open subscriptions/listen stream
         self.era = None  # connect() decides: "handshake" or "stateless"
         self.tools_fresh_until = 0.0  # stateless era: ttlMs says how long tools_cache may be reused
@@ -1265,7 +1268,7 @@ class MCPClient(mcp_min.MCPClient):
         """prompts/get {name, arguments}, in as many rounds as the server asks."""
         return self.request_in_rounds("prompts/get", {"name": name, "arguments": arguments or {}})
 
-    def hear(self, message: dict):
+    def on_notification(self, message: dict):
         """A notification as it arrives: progress and log lines go to their callbacks at once; a list change
         makes the cache it invalidates stale, whatever ttlMs said (_pump_notifications lists it again)."""
         method = message["method"]
@@ -1378,11 +1381,11 @@ class MCPClient(mcp_min.MCPClient):
         _pump_notifications acts on them: a list change refreshes the cache at once, not when ttlMs ends.
         """
         wanted = {"toolsListChanged": tools, "promptsListChanged": prompts, "resourcesListChanged": resources}
-        filter = {key: True for key, value in wanted.items() if value}
+        kinds = {key: True for key, value in wanted.items() if value}  # the kinds of notification the stream carries
         if uris:
-            filter["resourceSubscriptions"] = list(uris)
+            kinds["resourceSubscriptions"] = list(uris)
         with self._turn:
-            message = request(self.next_id, "subscriptions/listen", self.with_meta({"notifications": filter}))
+            message = request(self.next_id, "subscriptions/listen", self.with_meta({"notifications": kinds}))
             self.next_id += 1
             ack = self.transport.listen(message)
         if isinstance(ack, dict) and mcp_min.malformed(ack) is None and "error" in ack:
@@ -1438,9 +1441,9 @@ class InMemoryTransport(Transport):
     def carry(self):
         """Carry what the server queued across the JSON boundary; a question from the server is answered at once."""
         for message in self.server.drain_outbox():
-            answer = self.receive(self.traced("←", json.loads(encode(message))))
-            if answer is not None:
-                self.server.handle(json.loads(json.dumps(self.traced("→", answer))))
+            reply = self.receive(self.traced("←", json.loads(encode(message))))
+            if reply is not None:
+                self.server.handle(json.loads(json.dumps(self.traced("→", reply))))
 
     def listen(self, message: dict) -> dict | None:
         """Open a subscriptions/listen stream: its acknowledgement (or its error response)."""

@@ -13,6 +13,15 @@ through self.server.
 
     python server_demo.py --http --port 8000    # serves http://127.0.0.1:8000/mcp
     client = MCPClient(HttpTransport("http://127.0.0.1:8000/mcp", trace=print_trace))
+
+Glossary: mcp_full's, and
+  connection    one TCP socket between a client and the server, carrying one HTTP request after another (the
+                socket socketserver calls its request: a request here is always an HTTP or a JSON-RPC request)
+  server        here, the HTTP server (HttpServer, Endpoint), which handlers reach as self.server
+  mcp           the MCP server that answers (mcp_min's or mcp_full's MCPServer); a factory makes one a session
+  session       the spec's Streamable HTTP session (basic/transports, "Session Management"), which
+                Mcp-Session-Id names: one client's state on a server, as in mcp_min, with what HTTP keeps of it
+                (Session: its id, last use and standing GET stream)
 """
 
 import base64
@@ -408,7 +417,7 @@ class HttpServer(http.server.ThreadingHTTPServer):
             time.sleep(0.05)  # out of file descriptors, say: wait a moment rather than spin on accept
             raise
 
-    def process_request(self, request, client_address):
+    def process_request(self, connection, client_address):
         # Full: the connection waiting the longest for its next request is cut to make room, so that idle
         # sockets lock nobody out; with none waiting, stop accepting until a connection closes (the others wait
         # in the listen queue). A wait of BUSY_S means every connection is busy: give up on this one.
@@ -422,24 +431,24 @@ class HttpServer(http.server.ThreadingHTTPServer):
                 with contextlib.suppress(OSError):  # closed already
                     idlest.shutdown(socket.SHUT_RDWR)
             elif not self.open_connections.acquire(timeout=BUSY_S):
-                request.close()
+                connection.close()
                 return
         with self.lock:
-            self.arriving[request] = time.monotonic() + REQUEST_S  # idle from now on: cut first, the earliest accepted
-        super().process_request(request, client_address)
+            self.arriving[connection] = time.monotonic() + REQUEST_S  # idle from now on: cut first, the earliest accepted
+        super().process_request(connection, client_address)
 
-    def process_request_thread(self, request, client_address):
+    def process_request_thread(self, connection, client_address):
         try:
-            super().process_request_thread(request, client_address)
+            super().process_request_thread(connection, client_address)
         finally:
             with self.lock:
-                self.arriving.pop(request, None)  # a connection that ended before its first request was read
-                cut = request in self.handed_over
-                self.handed_over.discard(request)
+                self.arriving.pop(connection, None)  # a connection that ended before its first request was read
+                cut = connection in self.handed_over
+                self.handed_over.discard(connection)
             if not cut:  # (a connection cut to make room gave its slot to the one it made room for)
                 self.open_connections.release()
 
-    def handle_error(self, request, client_address):
+    def handle_error(self, connection, client_address):
         """A connection's thread raised: a client that went away is nothing to tell; a bug is told on stderr."""
         error = sys.exc_info()[1]
         if not isinstance(error, (OSError, ValueError)):  # a reset, a timeout or a broken pipe: the client's doing
@@ -899,9 +908,9 @@ class EndpointHandler(HttpHandler):
                 self.close_connection = True
             return
         with stream.lock:  # held to the end: a request is stopped (stop) before it, or not at all
-            self.answer(mcp, stream, reply, status)
+            self.end_request(mcp, stream, reply, status)
 
-    def answer(self, mcp, stream: HttpStream, reply, status):
+    def end_request(self, mcp, stream: HttpStream, reply, status):
         """(Holding stream.lock.) The request's response, after the session's queued notifications: one body, or the
         last events of its stream (on whichever connection carries the stream now: a resumed stream's GET)."""
         if stream.stopped:  # it has its one answer, the error: the outbox waits for the session's next request
@@ -1011,7 +1020,7 @@ class Endpoint(HttpServer):
 
     def __init__(self, address: tuple, mcp, allowed_hosts=LOCAL_NAMES):
         if isinstance(mcp, mcp_full.MCPServer):
-            self.mcp, self.factory = mcp, mcp.session  # every session shares its catalog
+            self.mcp, self.factory = mcp, mcp.share_catalog  # every session's server shares its catalog
         elif callable(mcp):
             self.mcp, self.factory = mcp(), mcp  # a server of its own serves every stateless request
         else:
@@ -1090,18 +1099,18 @@ class Endpoint(HttpServer):
         super().server_close()
 
 
-def http_server(server, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES) -> Endpoint:
+def http_server(mcp, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES) -> Endpoint:
     """A Streamable HTTP server at /mcp. Call serve_forever().
 
-    server is mcp_full's MCPServer, whose catalog every session shares: it answers the stateless requests
-    itself, and each handshake session is a server.session(). Or server is a factory, server() making each
-    session afresh, with its own catalog (mcp_min's lab: http_server(make_lab_server)).
+    mcp is mcp_full's MCPServer, whose catalog every session shares: it answers the stateless requests itself,
+    and each handshake session is served by an mcp.share_catalog(). Or mcp is a factory, mcp() making each
+    session's server afresh, with its own catalog (mcp_min's lab: http_server(make_lab_server)).
 
     Threads: one a connection (http.server's), which reads a POST, runs MCPServer.handle, and writes the
     events the request sends as they happen, then its response; and the watchdog, which cuts a connection
     whose request is late and stops the newest long POSTs past MAX_LONG.
     """
-    return Endpoint((host, port), server, allowed_hosts)
+    return Endpoint((host, port), mcp, allowed_hosts)
 
 
 class Diagnoses(io.TextIOBase):
@@ -1131,10 +1140,10 @@ class Diagnoses(io.TextIOBase):
         return self.fd
 
 
-def serve_http(server, host: str = "127.0.0.1", port: int = 8000):
-    """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated (server: as http_server's)."""
+def serve_http(mcp, host: str = "127.0.0.1", port: int = 8000):
+    """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated (mcp: as http_server's)."""
     try:
-        httpd = http_server(server, host, port)
+        httpd = http_server(mcp, host, port)
     except OSError as exc:  # the port is taken, say: one line, not a traceback
         raise SystemExit(f"mcp_min: cannot serve http://{host}:{port}{MCP_PATH}: {exc.strerror}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a host's SIGTERM is a clean stop
@@ -1386,9 +1395,9 @@ class HttpTransport(Transport):
                 else:
                     connection.read()  # the rest of the body, so that the connection can carry the next POST
                 return self.received_response(message, incoming)
-            answer = self.receive(incoming)
-            if answer is not None:
-                self.post_aside(answer)
+            reply = self.receive(incoming)
+            if reply is not None:
+                self.post_aside(reply)
         raise ConnectionError(f"HTTP {connection.status}: the body held no response to {message['method']}")
 
     def resumed(self, connection: HttpConnection, deadline: float, cut: tuple, traced: bool = True, cursor=None):
@@ -1472,9 +1481,9 @@ class HttpTransport(Transport):
                 if "id" not in incoming:
                     self.arrived.put(incoming)  # handed over (and traced) by drain(), on the caller's thread
                     continue
-                answer = self.receive(self.traced("←", incoming))
-                if answer is not None:
-                    self.post_aside(answer)
+                reply = self.receive(self.traced("←", incoming))
+                if reply is not None:
+                    self.post_aside(reply)
         except (OSError, ValueError, AttributeError):
             pass  # closed by us (close), or a resumption failed: the session works without the stream
 

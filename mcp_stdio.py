@@ -120,7 +120,7 @@ def nesting(wire: bytes) -> int:
 
 SLOW_S = 0.05  # a request still running after this has its own thread, and another thread reads on
 WATCH_S = 0.02  # how often the watchdog looks
-MAX_WORKERS = 32  # slow requests running at once on one connection; beyond them, requests wait their turn
+MAX_READERS = 32  # reader threads alive at once on one connection, each slow request keeping one; more requests wait
 
 
 def serve_stdio(server, stdin=None, stdout=None):
@@ -180,7 +180,7 @@ def serve_stdio(server, stdin=None, stdout=None):
         while not ended.wait(WATCH_S):
             with baton:
                 slow = reading["since"] is not None and time.monotonic() - reading["since"] > SLOW_S
-                if slow and len([thread for thread in readers if thread.is_alive()]) < MAX_WORKERS:
+                if slow and len([thread for thread in readers if thread.is_alive()]) < MAX_READERS:
                     start_reader()
 
     if hasattr(server, "on_send"):  # mcp_full's: a tool's notifications and questions go out as they come
@@ -362,9 +362,9 @@ class StdioTransport(Transport):
                 continue
             if wanted(self.traced("←", incoming)):
                 return incoming
-            answer = self.receive(incoming)
-            if answer is not None:
-                self.write(answer)
+            reply = self.receive(incoming)
+            if reply is not None:
+                self.write(reply)
 
     def _read(self, deadline: float):
         """Read what the server wrote, within the deadline, into whole lines (a line too long is dropped)."""

@@ -1131,17 +1131,17 @@ def handshake_of(entries: list) -> dict | None:
     if asked is None:
         return None
     key = id_key(asked["message"]["id"])
-    answer = next((e for e in entries if e["dir"] == "←" and not e.get("echo") and answers_an_id(e["message"])
+    reply = next((e for e in entries if e["dir"] == "←" and not e.get("echo") and answers_an_id(e["message"])
                    and id_key(e["message"]["id"]) == key), None)
     live_at = None
-    if result_of(answer) is not None:
-        live_at = next((e["at"] for e in entries if e["dir"] == "→" and e["at"] > answer["at"]
+    if result_of(reply) is not None:
+        live_at = next((e["at"] for e in entries if e["dir"] == "→" and e["at"] > reply["at"]
                         and isinstance(e["message"], dict) and "id" not in e["message"]
                         and e["message"].get("method") == "notifications/initialized"), None)
-    declared = (result_of(answer) or {}).get("capabilities")
+    declared = (result_of(reply) or {}).get("capabilities")
     params = asked["message"].get("params")
     client = params.get("capabilities") if isinstance(params, dict) else None
-    return {"initialize": asked, "answer": answer, "declared": declared if isinstance(declared, dict) else None,
+    return {"initialize": asked, "reply": reply, "declared": declared if isinstance(declared, dict) else None,
             "client": client if isinstance(client, dict) else {}, "live_at": live_at}
 
 
@@ -1302,10 +1302,10 @@ def notification_has_no_id(run: Run):
 
 # ---- course 000: the five codes, and where each is raised ----
 
-def answer_to(run: Run, wire: Wire, sent: dict) -> tuple:
+def reply_to(run: Run, wire: Wire, sent: dict) -> tuple:
     """(the response to an odd message just sent, or None; the requests after it that bound the wait).
 
-    An odd message may have no id to echo: the answer is then the first response since it to no request.
+    An odd message may have no id to echo: the reply is then the first response since it to no request.
     (Call run.then(wire, 1) before sending it, so that nothing said before it is taken for its answer.)
     """
     after = run.bound(wire)
@@ -1326,12 +1326,12 @@ def parse_error(run: Run):
     wire = run.open()
     run.then(wire, 1)
     sent = wire.send_line(NOT_JSON)
-    answer, after = answer_to(run, wire, sent)
-    if answer is None:
+    reply, after = reply_to(run, wire, sent)
+    if reply is None:
         raise Broken("no response to it", sent, *after)
-    if code_of(answer) != COURSE["parse error"] or answer["message"]["id"] is not None:
-        raise Broken(f"it was answered {said(answer)} with id {id_key(answer['message']['id'])}, not "
-                     f"{COURSE['parse error']} with id null", sent, answer)
+    if code_of(reply) != COURSE["parse error"] or reply["message"]["id"] is not None:
+        raise Broken(f"it was answered {said(reply)} with id {id_key(reply['message']['id'])}, not "
+                     f"{COURSE['parse error']} with id null", sent, reply)
 
 
 # JSON, and no request, notification or response. The object carries an id, so that it is no notification either
@@ -1349,16 +1349,16 @@ def not_a_message(run: Run):
     run.then(wire, 1)
     for line in NOT_MESSAGES:  # one at a time, each answered (and the server alive) before the next
         sent = wire.send_line(line)
-        answer, after = answer_to(run, wire, sent)
-        if answer is None:
+        reply, after = reply_to(run, wire, sent)
+        if reply is None:
             raise Broken("no response to it", sent, *after)
-        echoed = isinstance(sent["message"], dict) and answer["message"]["id"] == sent["message"].get("id")
-        if code_of(answer) != COURSE["invalid request"] or not (answer["message"]["id"] is None or echoed):
-            raise Broken(f"it was answered {said(answer)} with id {id_key(answer['message']['id'])}, not "
-                         f"{COURSE['invalid request']} with id null", sent, answer)
+        echoed = isinstance(sent["message"], dict) and reply["message"]["id"] == sent["message"].get("id")
+        if code_of(reply) != COURSE["invalid request"] or not (reply["message"]["id"] is None or echoed):
+            raise Broken(f"it was answered {said(reply)} with id {id_key(reply['message']['id'])}, not "
+                         f"{COURSE['invalid request']} with id null", sent, reply)
         silence = [item for item in after if isinstance(item, str)]
         if silence:
-            raise Broken(f"it was answered, and then nothing more: {silence[0][1:-1]}", sent, answer, *after,
+            raise Broken(f"it was answered, and then nothing more: {silence[0][1:-1]}", sent, reply, *after,
                          reason={"code": "no_response", "why": wire.why()})
 
 
@@ -1374,11 +1374,11 @@ def invalid_request(run: Run):
     wire.last_id += 1
     sent = wire.send({"jsonrpc": "1.0", "id": wire.last_id, "method": run.sentinel, **(
         {"params": run.params(None)} if run.era == "stateless" else {})})
-    answer, after = answer_to(run, wire, sent)
-    if answer is None:
+    reply, after = reply_to(run, wire, sent)
+    if reply is None:
         raise Broken("no response to it", sent, *after)
-    if code_of(answer) != COURSE["wrong jsonrpc"]:
-        raise Broken(f"it was answered {said(answer)}, not {COURSE['wrong jsonrpc']} (invalid request)", sent, answer)
+    if code_of(reply) != COURSE["wrong jsonrpc"]:
+        raise Broken(f"it was answered {said(reply)}, not {COURSE['wrong jsonrpc']} (invalid request)", sent, reply)
 
 
 @rule("method-not-found", "000", "an unknown method is answered -32601", CODES,
@@ -1707,7 +1707,7 @@ def negotiated_capabilities(run: Run):
             message = from_server(entry)
             why = message and unpromised(message, shook["declared"], shook["client"])
             if why:
-                raise Broken(f"the server sent {message['method']}, in {whose(entry)}, and {why}", shook["answer"],
+                raise Broken(f"the server sent {message['method']}, in {whose(entry)}, and {why}", shook["reply"],
                              entry)
 
 

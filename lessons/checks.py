@@ -144,8 +144,8 @@ def exercise_03_1(ns: dict):
              (mcp_min.request(7, "initialize", hello), "error", "a second initialize")]
     server = SpecGateServer("lesson-3")
     for message, want, what in steps:
-        answer = server.handle(message)
-        got = None if answer is None else ("result" if "result" in answer else "error")
+        reply = server.handle(message)
+        got = None if reply is None else ("result" if "result" in reply else "error")
         if got != want:
             return f"{what} got {got or 'no answer'}, want {want or 'no answer'}"
     return None
@@ -176,8 +176,8 @@ def exercise_04_1(ns: dict):
         """The error code a fresh spec_lab session answers a call of this tool with, or None for a result."""
         server = make_server(spec_lab.MCPServer)
         spec_lab.MCPClient(spec_lab.InMemoryTransport(server)).initialize()
-        answer = server.handle(mcp_min.request(9, "tools/call", {"name": name, "arguments": {}}))
-        return answer.get("error", {}).get("code")
+        reply = server.handle(mcp_min.request(9, "tools/call", {"name": name, "arguments": {}}))
+        return reply.get("error", {}).get("code")
 
     unknown, refused = code_for("drop_tables"), code_for("delete_db")
     if unknown != -32602:
@@ -201,8 +201,8 @@ def exercise_04_2(ns: dict):
              ({"arguments": {"x": 2, "y": 3}}, "error", "a request without a name"),
              ({"name": "add", "arguments": [2, 3]}, "error", "arguments that are not an object")]
     for id, (params, want, what) in enumerate(cases, 2):
-        answer = server.handle(mcp_min.request(id, "tools/call", params))
-        got = "error" if "error" in answer else ("isError" if answer["result"].get("isError") else "result")
+        reply = server.handle(mcp_min.request(id, "tools/call", params))
+        got = "error" if "error" in reply else ("isError" if reply["result"].get("isError") else "result")
         if got != want:
             return f"{what} got {got}, want {want}"
     return None

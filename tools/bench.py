@@ -348,8 +348,8 @@ class LineDriver:
             if not chunk:
                 raise ConnectionError("the server closed its stdout")
             data += chunk
-        answer, _, self.rest = bytes(data).partition(b"\n")
-        return answer
+        reply, _, self.rest = bytes(data).partition(b"\n")
+        return reply
 
     def close(self):
         """Close the server's input and wait for it to exit."""
@@ -382,9 +382,9 @@ class HttpDriver:
     def exchange(self, request: bytes):
         """Send a prebuilt request; return the status, the headers (lower-case names) and the body."""
         self.socket.sendall(request)
-        while (answer := self.response()) is None:
+        while (reply := self.response()) is None:
             self.rest += self.receive()
-        return answer
+        return reply
 
     def response(self):
         """The first whole response among the bytes received, taken off them; None while it is partial."""
@@ -765,12 +765,12 @@ def http_round_trips(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | 
     return results
 
 
-def assert_adds(name: str, answer: dict, request: dict):
+def assert_adds(name: str, reply: dict, request: dict):
     """A server's answer to tools/call add is 5; the floor's is the request itself."""
     if name == "floor":
-        assert answer == request, answer
+        assert reply == request, reply
     else:
-        assert answer["result"]["content"] == ADD_RESULT["content"], (name, answer)
+        assert reply["result"]["content"] == ADD_RESULT["content"], (name, reply)
 
 
 class DictTransport(mcp_full.Transport):
@@ -866,8 +866,8 @@ def scaling_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | None
             text = ("0123456789abcdef" * (size // 16 + 1))[:size]
             line = wire_line(mcp_full.request(1, "tools/call", {"name": "echo", "arguments": {"text": text}}))
             for name, driver in drivers.items():
-                answer = json.loads(driver.exchange(line))
-                echoed = answer["params"]["arguments"] if name == "floor" else answer["result"]["content"][0]
+                reply = json.loads(driver.exchange(line))
+                echoed = reply["params"]["arguments"] if name == "floor" else reply["result"]["content"][0]
                 assert echoed["text"] == text, name
             results[argument_row(size)] = take_turns(
                 {name: lambda driver=driver, line=line: rate(lambda i: driver.exchange(line), seconds)
@@ -1055,7 +1055,7 @@ def cells(values: dict, with_sdk: bool) -> list:
 
 
 def session_bytes(tools: int) -> float:
-    """Bytes a handshake session over HTTP holds, opened as http_server opens one: server.session(), initialized."""
+    """Bytes a handshake session over HTTP holds, opened as http_server opens one: server.share_catalog(), initialized."""
     import tracemalloc
     server = mcp_full.MCPServer("weighed")
     for i in range(tools):
@@ -1067,10 +1067,10 @@ def session_bytes(tools: int) -> float:
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     for _ in range(20):
-        session = server.session()
-        session.handle(mcp_full.request(1, "initialize", INIT_PARAMS))
-        session.handle(mcp_full.notification("notifications/initialized"))
-        sessions.append(session)
+        other = server.share_catalog()  # a server on the shared catalog, for another client: what a session costs
+        other.handle(mcp_full.request(1, "initialize", INIT_PARAMS))
+        other.handle(mcp_full.notification("notifications/initialized"))
+        sessions.append(other)
     gc.collect()  # (before this, a session weighed 1,200-1,360 bytes or 1,459, as a collection had run or not)
     held = (tracemalloc.get_traced_memory()[0] - before) / len(sessions)
     tracemalloc.stop()
@@ -1207,7 +1207,7 @@ def report(results: dict, args, with_sdk: bool) -> str:
         *goals_table(results),
         "",
         "- Each goal is met or not by the median of this run's ratios, from the tables above; *memory a session* "
-        "weighs, with `tracemalloc` and three times, 20 handshake sessions opened as `http_server` opens them (`server.session()`, then the "
+        "weighs, with `tracemalloc` and three times, 20 handshake sessions opened as `http_server` opens them (`server.share_catalog()`, then the "
         f"handshake) on catalogs of {SESSION_CATALOGS[0]:,} and {SESSION_CATALOGS[1]:,} tools: the sessions share "
         "their server's catalog, so a session weighs the same whatever its size.",
         "- *the lab*: course 000's lab alone, `mcp_min.py`'s own server and client with `add` registered as the lab "

@@ -652,14 +652,14 @@ class Viewer:
     """One page's event stream (GET /events), read as (event name, data) pairs within TIMEOUT."""
 
     def __init__(self, url: str):
-        self.reply = urllib.request.urlopen(url + "events", timeout=TIMEOUT)
+        self.stream = urllib.request.urlopen(url + "events", timeout=TIMEOUT)
         self.seen = []
 
     def until(self, condition) -> list:
         """Read events until condition(events so far) holds."""
         name = None
         while not condition(self.seen):
-            text = self.reply.readline().decode()
+            text = self.stream.readline().decode()
             if not text:
                 raise EOFError(f"the stream ended; so far {self.seen}")
             if text.startswith("event: "):
@@ -673,7 +673,7 @@ class Viewer:
         return [data for name, data in self.seen if name == "wire"]
 
     def close(self):
-        self.reply.close()
+        self.stream.close()
 
 
 def has_wire(count: int):
@@ -788,7 +788,7 @@ def test_the_stream_ends_with_the_session():
             names = [name for name, _ in viewer.until(lambda seen: seen[-1][0] == "end")]
             assert code == 0
             assert [e["kind"] for e in viewer.wire()] == ["request", "result", "end"]
-            assert viewer.reply.read() == b"\n"  # the blank line that ends the last event, then nothing
+            assert viewer.stream.read() == b"\n"  # the blank line that ends the last event, then nothing
             assert names[-2:] == ["state", "end"]
         finally:
             viewer.close()

@@ -631,9 +631,9 @@ def test_official_legacy_client_answers_delete_db_through_a_server_request(actio
     sent, received = read_tap(log)
     [question] = [m for m in received if m.get("method") == "elicitation/create"]
     assert question["params"]["message"] == "Really delete the database?" and "id" in question
-    [answer] = [m for m in sent if "method" not in m]
+    [reply] = [m for m in sent if "method" not in m]
     expected_answer = {"action": action, **({"content": content} if content is not None else {})}
-    assert (answer["id"], answer["result"]) == (question["id"], expected_answer)
+    assert (reply["id"], reply["result"]) == (question["id"], expected_answer)
     assert [m["method"] for m in sent if "method" in m][:3] == ["initialize", "notifications/initialized", "tools/call"]
 
 

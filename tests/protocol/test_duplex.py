@@ -156,10 +156,10 @@ def test_ping_is_answered_while_a_slow_tool_runs_over_http():
         caller = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
         seen = []
 
-        def heard(params):
+        def on_progress(params):
             seen.append(("progress", params["progress"]))
             running.set()
-        client = MCPClient(caller, on_progress=heard)
+        client = MCPClient(caller, on_progress=on_progress)
         client.initialize()
         pinger = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
         pinger.session_id, pinger.protocol_version = caller.session_id, caller.protocol_version

@@ -148,7 +148,7 @@ def test_an_idle_session_keeps_one_list_change_of_each_kind_however_many_happen(
     # Row 4: a thousand changes to a shared catalog reach an idle session's outbox once: it invalidates, it
     # carries no diff (course 000), so the thousandth says what the first did.
     server = server_demo.make_server()
-    idle = server.session()
+    idle = server.share_catalog()
     idle.handle(initialize_request(1))
     idle.handle(notification("notifications/initialized"))
     idle.handle(request(2, "resources/subscribe", {"uri": "lab://readme"}))

@@ -367,10 +367,10 @@ def chatter() -> str:
     return "said my piece"
 
 if sys.argv[1:] == ["naive"]:
-    for line in sys.stdin:  # what serve_stdio is there to prevent: the answer shares stdout with the tool
-        answer = server.handle(json.loads(line))
-        if answer is not None:
-            sys.stdout.write(json.dumps(answer) + "\\n")
+    for line in sys.stdin:  # what serve_stdio is there to prevent: the reply shares stdout with the tool
+        reply = server.handle(json.loads(line))
+        if reply is not None:
+            sys.stdout.write(json.dumps(reply) + "\\n")
             sys.stdout.flush()
 else:
     serve_stdio(server)
@@ -523,7 +523,7 @@ def test_the_lab_alone_serves_http_from_a_factory_each_session_with_its_own_cata
 
 
 def test_http_sessions_share_one_catalog_and_each_hears_of_its_changes():
-    # Given an MCPServer, http_server opens each session with server.session(): one catalog, not a copy a
+    # Given an MCPServer, http_server opens each session with server.share_catalog(): one catalog, not a copy a
     # session. A tool added in one session is offered in the other, and both are told list_changed.
     catalog = server_demo.make_server()
     with http_endpoint(catalog) as port:
@@ -549,16 +549,16 @@ def test_http_sessions_share_one_catalog_and_each_hears_of_its_changes():
 
 
 def test_a_session_shares_the_catalog_and_starts_its_own_state():
-    # server.session() copies no tool: memory a session stays the same however large the catalog.
+    # server.share_catalog() copies no tool: memory a session stays the same however large the catalog.
     catalog = server_demo.make_server(allow=["add"])
     catalog.handle(initialize_request(1))
-    session = catalog.session()
-    assert (session.tools is catalog.tools, session.resources is catalog.resources) == (True, True)
-    assert (session.allowed_tools, session.server_info) == ({"add"}, catalog.server_info)
-    assert session.handle(request(2, "tools/list")) == error_response(2, -32600, "server not initialized",
-                                                                      {"missing": "initialize"})
-    assert catalog.sharing() == [catalog, session]
-    del session
+    other = catalog.share_catalog()
+    assert (other.tools is catalog.tools, other.resources is catalog.resources) == (True, True)
+    assert (other.allowed_tools, other.server_info) == ({"add"}, catalog.server_info)
+    assert other.handle(request(2, "tools/list")) == error_response(2, -32600, "server not initialized",
+                                                                    {"missing": "initialize"})
+    assert catalog.sharing() == [catalog, other]
+    del other
     gc.collect()  # a server refers to itself (its bound handlers): the cycle collector frees it
     assert catalog.sharing() == [catalog]  # a session that is gone is no longer told of changes
 
