@@ -12,12 +12,18 @@ board names the seam a message broke, on the message itself.
   1. The rules      what the board flags, each with the course passage or the spec rule it breaks
   2. The model      Board: lines in; events, the state of the session and the flags out (no I/O at all)
   3. Faults         --fault NAME changes the wire in one named way, to watch a peer cope (or not)
-  4. The session    the lines the relay passed, read by the Board only when somebody looks
+  4. The recording  the lines the relay passed, read by the Board only when somebody looks
   5. The page       one HTML document, its script and style inline, fed by Server-Sent Events
   6. The relay      the tap's pump, recording each line and applying the fault
   7. The command line
 
 Directions are the tap's: "→" host to server, "←" server to host.
+
+Glossary: mcp_min's, and
+  session       as there, one client's state on a server: the one the board shows (Board models one at a time;
+                client_demo.py --board begins three on one page, report_card.py --board one a rule)
+  recording     the lines one relay passed, with their times, read by the Board when somebody looks (Recording;
+                the page serves it whole at /recording); as in diagram.py, what crossed the wire, kept in order
 """
 
 import http.server
@@ -42,7 +48,7 @@ DEFAULT_DELAY = 35.0  # --fault delay-response: past the 30 s the lab's StdioTra
 SHOWN_CHARS = 100_000  # a longer line reaches the page cut to this many characters
 VIEW_INTERVAL = 0.05  # seconds: a page is updated at most 20 times a second, so watching costs the relay little
 VIEW_BATCH = 500  # lines read for a page at one time (at most 10,000 a second): a burst is shown late, not slowly
-SUMMARY_LIMIT = 20_000  # lines: past this, the board reads no session at its end (nobody watched it anyway)
+SUMMARY_LIMIT = 20_000  # lines: past this, the board does not read its recording at its end (nobody watched it anyway)
 MAX_KEPT_LINES = 100_000  # lines the board keeps for its page; later ones are passed on, logged, and not kept
 MAX_KEPT_BYTES = 64 * 1024 * 1024  # nor more than this many bytes of them (a board holds about twice this, parsed)
 PAGE_IDLE_S = 10  # a connection to the page that sends no request for this long is closed
@@ -211,7 +217,7 @@ class Board:
         return added + [self._add({"t": t, "dir": "", "kind": "session", "label": title, "line": "", "flags": []})]
 
     def full(self, text: str, t: float) -> list:
-        """The board keeps no more lines (Session.keeps): a banner says so, where it happened."""
+        """The board keeps no more lines (Recording.keeps): a banner says so, where it happened."""
         return [self._add({"t": t, "dir": "", "kind": "session", "label": text, "line": "", "flags": []})]
 
     def tick(self, now: float) -> list:
@@ -588,18 +594,18 @@ class Fault:
 
 
 # ---------------------------------------------------------------------------------------------------
-# ---- 4. The session ----
+# ---- 4. The recording ----
 # The relay only appends (time, direction, line, note) to a list: that is all a line costs while nobody
 # watches. A viewer, or the end of the session, feeds the Board what it has not read yet, in order, so
 # the events are the same whenever they are read.
 # ---------------------------------------------------------------------------------------------------
 
-class Session:
+class Recording:
     """The lines one relay passed, with their times, and the Board that reads them when somebody looks.
 
-        session = Session(timeout=10)
-        session.record("→", b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}')
-        session.view(0)   # (events since the first, the state, whether it ended)
+        recording = Recording(timeout=10)
+        recording.record("→", b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}')
+        recording.view(0)   # (events since the first, the state, whether it ended)
     """
 
     def __init__(self, timeout: float = DEFAULT_TIMEOUT, about: dict | None = None, clock=time.monotonic):
@@ -613,11 +619,11 @@ class Session:
         self.changed = threading.Condition()  # wakes the viewers
         self.viewers = 0
         self.ended_at = None
-        self.card = None  # a report card (report_card.py --board): sent to the page with the session's end
+        self.card = None  # a report card (report_card.py --board): sent to the page with the recording's end
         self.kept = 0  # bytes of the lines kept
 
     def now(self) -> float:
-        """Seconds since the session began."""
+        """Seconds since the recording began."""
         return self.clock() - self.start
 
     def record(self, direction: str, line: bytes, note: dict | None = None):
@@ -658,7 +664,7 @@ class Session:
         self.wake()
 
     def end(self):
-        """The session is over: the viewers hear so, and then their streams close."""
+        """The recording is over (its last session ended): the viewers hear so, and then their streams close."""
         self.ended_at = self.now()
         self.wake()
 
@@ -688,7 +694,7 @@ class Session:
                 self.board.tick(self.now())
 
     def view(self, cursor: int, wait: float = 0.0, limit: int | None = None) -> tuple:
-        """(the events from number cursor + 1 on, the state, whether the session ended), waiting up to wait s for news.
+        """(the events from number cursor + 1 on, the state, whether it ended), waiting up to wait s for news.
 
         limit bounds the lines read now: a page behind a burst catches up over several views, and the
         relay's threads are not kept waiting for the interpreter meanwhile.
@@ -705,7 +711,7 @@ class Session:
 # ---- 5. The page ----
 # One document, nothing fetched but its own event stream. The script draws what the Board said; it infers
 # nothing itself. GET / is the page, /events the stream (every event so far, then each as it comes),
-# /session the same as one JSON document.
+# /recording the same as one JSON document.
 # ---------------------------------------------------------------------------------------------------
 
 PAGE = r"""<!doctype html>
@@ -915,7 +921,7 @@ function showState(view) {
 
 const stream = new EventSource("events");
 stream.addEventListener("hello", (message) => {
-  // A (re)connection replays the session from its first event: start the drawing afresh.
+  // A (re)connection replays the recording from its first event: start the drawing afresh.
   const about = JSON.parse(message.data);
   events.clear();
   $("rows").replaceChildren();
@@ -952,7 +958,7 @@ def sse(kind: str, data) -> bytes:
 
 
 class PageHandler(http.server.BaseHTTPRequestHandler):
-    """The board's page, its session as JSON, and its event stream: the session is its server's (serve sets it)."""
+    """The board's page, its recording as JSON, and its event stream: the recording is its server's (serve sets it)."""
 
     def setup(self):
         """The connection's set-up, each read and write waiting PAGE_IDLE_S at most: an idle connection is closed."""
@@ -968,20 +974,20 @@ class PageHandler(http.server.BaseHTTPRequestHandler):
             path = urllib.parse.urlsplit(self.path).path
         except ValueError:  # "[" that opens no IPv6 address, say
             return self.reply(400, "text/plain", b"Host or the target cannot be read as a URL's part")
-        if host not in LOCAL_NAMES:  # a DNS-rebinding page must not read the session
+        if host not in LOCAL_NAMES:  # a DNS-rebinding page must not read the recording
             self.reply(403, "text/plain", b"the board answers only local names")
         elif path == "/":
             self.reply(200, "text/html; charset=utf-8", PAGE.encode())
-        elif path == "/session":
-            session = self.server.session
-            events, state, ended = session.view(0)
+        elif path == "/recording":
+            recording = self.server.recording
+            events, state, ended = recording.view(0)
             body = {"events": [public(event) for event in events], "state": state, "ended": ended,
-                    "card": session.card}
+                    "card": recording.card}
             self.reply(200, "application/json", json.dumps(body, ensure_ascii=False).encode())
         elif path == "/events":
             self.stream()
         else:
-            self.reply(404, "text/plain", b"not found: the board serves / and /events")
+            self.reply(404, "text/plain", b"not found: the board serves /, /events and /recording")
 
     def reply(self, status: int, kind: str, body: bytes):
         """A whole response."""
@@ -993,38 +999,38 @@ class PageHandler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def stream(self):
-        """Every event so far, then each as it comes, with the state every second; until the session ends."""
+        """Every event so far, then each as it comes, with the state every second; until the recording ends."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
-        session = self.server.session
-        with session.changed:
-            session.viewers += 1
+        recording = self.server.recording
+        with recording.changed:
+            recording.viewers += 1
         try:
-            self.wfile.write(sse("hello", session.about))
+            self.wfile.write(sse("hello", recording.about))
             cursor, ended = 0, False
             while not ended:
-                events, state, ended = session.view(cursor, wait=1.0, limit=VIEW_BATCH)
+                events, state, ended = recording.view(cursor, wait=1.0, limit=VIEW_BATCH)
                 cursor += len(events)
                 view = {"lines": describe(state, ages=True), "flags": state["flags"], "ended": ended}
                 chunks = [sse("wire", public(event)) for event in events] + [sse("state", view)]
-                if ended and session.card is not None:
-                    chunks.append(sse("card", session.card))  # after every event it links to
+                if ended and recording.card is not None:
+                    chunks.append(sse("card", recording.card))  # after every event it links to
                 self.wfile.write(b"".join(chunks) + (sse("end", {}) if ended else b""))
                 time.sleep(VIEW_INTERVAL)  # the messages of the next moment go out together
         except OSError:
             pass  # the viewer closed or reloaded: the relay never notices
         finally:
-            with session.changed:
-                session.viewers -= 1
-                session.changed.notify_all()
+            with recording.changed:
+                recording.viewers -= 1
+                recording.changed.notify_all()
 
 
-def serve(session: Session, port: int = 0):
-    """Serve the page for session on 127.0.0.1:port (0: a free one), in a thread; returns the HTTP server."""
+def serve(recording: Recording, port: int = 0):
+    """Serve the page for recording on 127.0.0.1:port (0: a free one), in a thread; returns the HTTP server."""
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), PageHandler)
-    httpd.session = session  # what each PageHandler shows
+    httpd.recording = recording  # what each PageHandler shows
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
     return httpd
@@ -1035,12 +1041,12 @@ def url_of(httpd) -> str:
     return f"http://127.0.0.1:{httpd.server_address[1]}/"
 
 
-def let_viewers_finish(session: Session, seconds: float = 2.0):
-    """Give each viewer up to seconds to read the end of the session before the process goes."""
+def let_viewers_finish(recording: Recording, seconds: float = 2.0):
+    """Give each viewer up to seconds to read the end of the recording before the process goes."""
     deadline = time.monotonic() + seconds
-    with session.changed:
-        while session.viewers and time.monotonic() < deadline:
-            session.changed.wait(deadline - time.monotonic())
+    with recording.changed:
+        while recording.viewers and time.monotonic() < deadline:
+            recording.changed.wait(deadline - time.monotonic())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1050,13 +1056,14 @@ def let_viewers_finish(session: Session, seconds: float = 2.0):
 # ---------------------------------------------------------------------------------------------------
 
 class Relay(Tap):
-    """The tap with a window: each line the tap passes is recorded in the session, and a fault may change it."""
+    """The tap with a window: each line the tap passes is kept in its recording, and a fault may change it."""
 
     name = "board"
 
-    def __init__(self, command: list, session: Session, log=None, fault: Fault | None = None, subreaper: bool = False):
+    def __init__(self, command: list, recording: Recording, log=None, fault: Fault | None = None,
+                 subreaper: bool = False):
         super().__init__(command, log, subreaper)
-        self.session, self.fault = session, fault
+        self.recording, self.fault = recording, fault
         self.target_locks = {}  # a line delayed by the fault and the lines after it reach their reader one at a time
         self.timers = []  # the fault's delayed lines, each on a timer
 
@@ -1071,7 +1078,7 @@ class Relay(Tap):
         """Record the read's whole lines, then pass it on as the tap does; with a fault, line by line through it."""
         lines = [b"".join(pieces) for pieces in lines]
         if self.fault is None:
-            self.session.record_lines(arrow, lines)
+            self.recording.record_lines(arrow, lines)
             return super().passed(target, arrow, [[line] for line in lines], chunk, final)
         for line in lines:
             self.faulty(target, arrow, line, b"" if final else b"\n")
@@ -1080,7 +1087,7 @@ class Relay(Tap):
         """Pass one line through the fault: dropped (recorded only), delayed on a timer, or changed."""
         for out, note, action in self.fault.change(arrow, line):
             if action == "drop":
-                self.session.record(arrow, out, note)
+                self.recording.record(arrow, out, note)
             elif action == "delay":
                 timer = threading.Timer(self.fault.delay, self.deliver, (target, arrow, out, end, note))
                 timer.daemon = True
@@ -1092,7 +1099,7 @@ class Relay(Tap):
     def deliver(self, target: int, arrow: str, line: bytes, end: bytes, note):
         """Record, log and send one line (a fault's timer may call this from its own thread)."""
         with self.target_locks.setdefault(target, threading.Lock()):
-            self.session.record(arrow, line, note)
+            self.recording.record(arrow, line, note)
             self.write_log(arrow, [[line]])
             try:
                 self.forward(target, line + end)
@@ -1122,12 +1129,12 @@ OPTIONS = {"--port": "0", "--fault": None, "--delay": str(DEFAULT_DELAY), "--tim
            "--log": None}
 
 
-def summary(session: Session) -> list:
+def summary(recording: Recording) -> list:
     """What the board says on stderr when the session ends: the flags, then the state."""
-    if len(session.records) > SUMMARY_LIMIT:
-        return [f"the session ended after {len(session.records)} lines: too many to read here"]
-    session.catch_up()
-    board = session.board
+    if len(recording.records) > SUMMARY_LIMIT:
+        return [f"the session ended after {len(recording.records)} lines: too many to read here"]
+    recording.catch_up()
+    board = recording.board
     count = board.state()["flags"]
     lines = [f"the session ended: {len(board.events)} events, {count} {'rule' if count == 1 else 'rules'} broken"]
     lines += [f"fault {text}" for text in board.faults()] + [f"! {text}" for text in board.flags()]
@@ -1161,9 +1168,9 @@ def main(argv: list | None = None) -> int:
         return 2
     about = {"command": shlex.join(command), "fault": fault and fault.name,
              "fault_text": fault and FAULTS[fault.name][0], "timeout": timeout}
-    session = Session(timeout, about)
+    recording = Recording(timeout, about)
     try:
-        httpd = serve(session, port)
+        httpd = serve(recording, port)
     except OSError as exc:  # the port is taken, say: one line, not a traceback
         print(f"board: cannot serve the page on 127.0.0.1:{port}: {exc.strerror}", file=sys.stderr)
         return 2
@@ -1173,13 +1180,13 @@ def main(argv: list | None = None) -> int:
     try:
         if options["--log"]:
             with open(options["--log"], "a", encoding="utf-8") as log:
-                code = Relay(command, session, log, fault, subreaper).run()
+                code = Relay(command, recording, log, fault, subreaper).run()
         else:
-            code = Relay(command, session, None, fault, subreaper).run()
+            code = Relay(command, recording, None, fault, subreaper).run()
         release_stdout()
-        session.end()
-        let_viewers_finish(session)
-        print("\n".join(f"board: {line}" for line in summary(session)), file=sys.stderr, flush=True)
+        recording.end()
+        let_viewers_finish(recording)
+        print("\n".join(f"board: {line}" for line in summary(recording)), file=sys.stderr, flush=True)
     except KeyboardInterrupt:
         return 130  # Ctrl-C in a terminal: stop quietly
     try:

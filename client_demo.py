@@ -24,7 +24,7 @@ def caption(text: str):
     print(f"\n# {text}", flush=True)
 
 
-BOARD = None  # with --board: the board's Session, which every transport's trace hook also feeds
+BOARD = None  # with --board: the board's Recording, which every transport's trace hook also feeds
 
 
 def trace(direction: str, message: dict):
@@ -165,7 +165,7 @@ def main(argv=None) -> int:
     WIDTH = None if args.full else WIDTH
     if args.board:
         import board  # the board served in this process: its page shows every session, one after another
-        BOARD = board.Session(about={"command": f"client_demo.py --transport {args.transport}", "fault": None})
+        BOARD = board.Recording(about={"command": f"client_demo.py --transport {args.transport}", "fault": None})
         url = board.url_of(board.serve(BOARD))
         print(f"board: {url}", file=sys.stderr, flush=True)
     print(f"=== Part 1: the handshake era (course 000), over {args.transport} ===")

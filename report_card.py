@@ -2243,9 +2243,9 @@ class Card:
     """One server's card: its command, the flags, the eras it serves, every line that crossed, and the rows."""
 
     def __init__(self, command: list, flags: dict | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 standard: str = "course", session=None, trace=None, not_offered=(), rule_seconds: float | None = None,
-                 card_seconds: float | None = None, bounds: dict | None = None, cwd: str | None = None,
-                 env: dict | None = None, assigned: bool = False, optional=()):
+                 standard: str = "course", recording=None, trace=None, not_offered=(),
+                 rule_seconds: float | None = None, card_seconds: float | None = None, bounds: dict | None = None,
+                 cwd: str | None = None, env: dict | None = None, assigned: bool = False, optional=()):
         self.command, self.flags, self.timeout, self.standard = command, flags or {}, timeout, standard
         # What initialize offers: course 000's version; with --spec the newest, so that the spec judged is the newest
         # revision the server speaks (version negotiation answers it, or the newest older one it has).
@@ -2254,7 +2254,7 @@ class Card:
         self.rule_seconds = rule_seconds or RULE_DEADLINE * timeout  # each rule's deadline
         self.card_seconds = card_seconds or CARD_DEADLINE * timeout  # the whole card's
         self.ends_at = math.inf  # the card's deadline, set when it starts to run
-        self.session = session  # a board.Session drawing every line, or None
+        self.recording = recording  # a board.Recording drawing every line, or None
         self.trace = trace  # a file to print each line to as it crosses, or None
         self.tape = []  # every line that crossed and every session begun, in order: the board's records, one for one
         self.taping = threading.Lock()  # rules may run side by side (--jobs); the tape keeps one order
@@ -2285,10 +2285,10 @@ class Card:
             at = len(self.tape)
             entry |= {"at": at, "rule": rule_id, "session": at if session_at is None else session_at}
             self.tape.append(entry)
-            if self.session and entry["dir"] == "session":
-                self.session.begin(entry["line"])
-            elif self.session:
-                self.session.record(entry["dir"], entry["line"].encode("utf-8", "surrogatepass"))
+            if self.recording and entry["dir"] == "session":
+                self.recording.begin(entry["line"])
+            elif self.recording:
+                self.recording.record(entry["dir"], entry["line"].encode("utf-8", "surrogatepass"))
             if self.trace:
                 print(f"[{rule_id}] # {entry['line']}" if entry["dir"] == "session" else
                       f"[{rule_id}] {entry['dir']} {entry['line']}", file=self.trace, flush=True)
@@ -2341,7 +2341,7 @@ class Card:
         """The first processes, side by side (one after the other on the board, which draws one session at a time):
         the eras, the tools, for exit-on-eof stdin closed at once, and the diagnosis if no session opens."""
         probes = [self.probe_handshake, self.probe_stateless] + ([self.probe_eof] if eof else [])
-        clues = self.side_by_side(probes, 1 if self.session else len(probes))
+        clues = self.side_by_side(probes, 1 if self.recording else len(probes))
         if self.stopped_by and not (self.eras["handshake"] or self.eras["stateless"]):
             self.diagnosis = {"code": "bound", "text": self.stopped_by["text"], "fix": CLUES["bound"], "exchange": []}
         elif not (self.eras["handshake"] or self.eras["stateless"]):
@@ -2776,11 +2776,11 @@ def wrap(words: str, indent: str = "") -> list:
 # decided it.
 # ---------------------------------------------------------------------------------------------------
 
-def board_view(card: dict, judged: Card, session) -> dict:
+def board_view(card: dict, judged: Card, recording) -> dict:
     """The card as the page draws it: each row with the numbers of the messages that decided it."""
-    session.catch_up()
-    with session.lock:
-        events = [e["n"] for e in session.board.events if e["kind"] not in ("timeout", "end")]
+    recording.catch_up()
+    with recording.lock:
+        events = [e["n"] for e in recording.board.events if e["kind"] not in ("timeout", "end")]
     rows = []
     for row, kept in zip(card["rules"], judged.rows):
         numbers = [events[at] for at in kept["at"] if at < len(events)]
@@ -2822,10 +2822,10 @@ def scrubbed(scratch: str) -> dict:
     return kept | {"HOME": scratch, "TMPDIR": scratch}
 
 
-def card_for(asked: dict, command: list, session=None, **place) -> "Card":
+def card_for(asked: dict, command: list, recording=None, **place) -> "Card":
     """A card for a server command, with a command line's flags (options()); place: its cwd, env, and whether its
     flags are an assignment's."""
-    return Card(command, asked["flags"], asked["timeout"], asked["standard"], session,
+    return Card(command, asked["flags"], asked["timeout"], asked["standard"], recording,
                 sys.stderr if asked["trace"] else None, asked["not_offered"], asked["rule_seconds"],
                 asked["card_seconds"], asked["bounds"], optional=asked["optional"], **place)
 
@@ -3189,11 +3189,11 @@ def options(argv: list) -> dict:
             "levels": ("000", "002", "004")[:("000", "002", "004").index(asked.level) + 1]}
 
 
-def judge(argv, session=None) -> tuple:
+def judge(argv, recording=None) -> tuple:
     """(the card as JSON, the Card that judged it) for a command line's flags and server (or what options() made of
     them), printing nothing; a flag naming a tool the server does not list raises UsageError."""
     asked = argv if isinstance(argv, dict) else options(argv)
-    judged = card_for(asked, asked["command"], session, assigned=asked["config"] is not None)
+    judged = card_for(asked, asked["command"], recording, assigned=asked["config"] is not None)
     return judged.run(asked["levels"], asked["only"], asked["jobs"]), judged
 
 
@@ -3213,14 +3213,14 @@ def main(argv: list | None = None) -> int:
     WATCHER.subreaper = become_subreaper()  # this process is the card's own: what its servers orphan comes back to it
     if asked["class"]:
         return main_class(asked)
-    session = httpd = None
+    recording = httpd = None
     if asked["board"]:
-        session = board.Session(asked["timeout"], {"command": "report card: " + shlex.join(asked["command"]),
-                                                   "fault": None, "fault_text": None})
-        httpd = board.serve(session, asked["port"])
+        recording = board.Recording(asked["timeout"], {"command": "report card: " + shlex.join(asked["command"]),
+                                                       "fault": None, "fault_text": None})
+        httpd = board.serve(recording, asked["port"])
         print(f"report_card: the board is at {board.url_of(httpd)}", file=sys.stderr, flush=True)
     try:
-        card, judged = judge(asked, session)
+        card, judged = judge(asked, recording)
     except UsageError as exc:
         print(f"report_card: {exc}", file=sys.stderr)
         return 2
@@ -3229,16 +3229,16 @@ def main(argv: list | None = None) -> int:
     sys.stdout.write(json.dumps(card, indent=2, ensure_ascii=False) + "\n" if asked["json"] else text(card))
     sys.stdout.flush()
     write_outputs(asked, [graded(card, shlex.join(asked["command"]), os.getcwd(), asked)])
-    if session:
-        session.card = board_view(card, judged, session)
-        session.end()
+    if recording:
+        recording.card = board_view(card, judged, recording)
+        recording.end()
         print(f"report_card: the card is on the board; the page stays at {board.url_of(httpd)} until you press "
               "Enter", file=sys.stderr, flush=True)
         try:
             sys.stdin.readline()
         except KeyboardInterrupt:
             pass
-        board.let_viewers_finish(session)
+        board.let_viewers_finish(recording)
         httpd.server_close()
     return card["exit_status"]
 

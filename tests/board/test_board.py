@@ -22,7 +22,7 @@ import urllib.request
 import pytest
 
 import board
-from board import Board, Fault, Session
+from board import Board, Fault, Recording
 from mcp_full import (CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, InMemoryTransport, MCPClient, RPCError, error_response,
                       notification, request, response)
 from server_demo import make_server
@@ -345,13 +345,13 @@ def test_a_new_session_on_one_board_ends_the_last_and_forgets_its_state():
         None, {"initialize": None, "answered": None, "initialized": None}, 0)
 
 
-def test_the_session_reads_nothing_until_somebody_looks():
+def test_the_recording_reads_nothing_until_somebody_looks():
     # Recording a line is an append: no parsing, no model, until a viewer (or the end) asks.
-    session = Session()
+    recording = Recording()
     for direction, message in HANDSHAKE:
-        session.record(direction, json.dumps(message).encode())
-    assert (session.fed, session.board.events) == (0, [])
-    events, state, ended = session.view(0)
+        recording.record(direction, json.dumps(message).encode())
+    assert (recording.fed, recording.board.events) == (0, [])
+    events, state, ended = recording.view(0)
     assert ([e["label"] for e in events], state["gate"], ended) == (
         ["initialize [1]", "result [1]", "notifications/initialized"],
         {"initialize": 1, "answered": 2, "initialized": 3}, False)
@@ -360,8 +360,8 @@ def test_the_session_reads_nothing_until_somebody_looks():
 def test_reading_late_gives_the_same_events_as_reading_each_line_at_once():
     # The events depend on the recorded times only, not on when a viewer came.
     pairs = recorded(worked_trace)
-    now = [0.0]  # both sessions read one clock, which moves only between lines: each line has one time in both
-    eager, lazy = Session(clock=lambda: now[0]), Session(clock=lambda: now[0])
+    now = [0.0]  # both recordings read one clock, which moves only between lines: each line has one time in both
+    eager, lazy = Recording(clock=lambda: now[0]), Recording(clock=lambda: now[0])
     for direction, line in pairs:
         now[0] += 0.01
         eager.record(direction, line.encode())
@@ -373,10 +373,10 @@ def test_reading_late_gives_the_same_events_as_reading_each_line_at_once():
 
 def test_an_oversized_line_is_kept_cut_and_shown_as_such():
     # A line longer than the lab reads is recorded cut (with its size), never parsed whole.
-    session = Session()
+    recording = Recording()
     big = b'{"jsonrpc": "2.0", "id": 1, "result": {"x": "' + b"a" * board.MAX_MESSAGE_BYTES + b'"}}'
-    session.record("←", big)
-    [event] = session.view(0)[0]
+    recording.record("←", big)
+    [event] = recording.view(0)[0]
     assert (event["kind"], event["label"], len(event["line"])) == (
         "oversized", f"a line of {len(big)} bytes, not read", board.SHOWN_CHARS)
 
@@ -771,7 +771,7 @@ def test_a_viewer_leaving_mid_stream_does_not_disturb_the_relay_and_a_reload_rep
         try:
             reloaded.until(has_wire(3 + 38 * 2))
             assert reloaded.seen[0][0] == "hello"
-            assert reloaded.wire() == process.get("/session")["events"]
+            assert reloaded.wire() == process.get("/recording")["events"]
             assert [e["n"] for e in reloaded.wire()] == list(range(1, 3 + 38 * 2 + 1))
         finally:
             reloaded.close()
@@ -820,7 +820,7 @@ def test_client_demo_board_serves_every_session_of_the_demo(tmp_path):
         while not line.startswith("board:"):  # the server's own stderr comes first (a tool's failure, reported)
             line = stderr_line(demo, "client_demo did not finish its sessions")
         assert line == f"board: the demo is over; the page stays at {url} until you press Enter\n"
-        with urllib.request.urlopen(url + "session", timeout=TIMEOUT) as reply:
+        with urllib.request.urlopen(url + "recording", timeout=TIMEOUT) as reply:
             seen = json.loads(reply.read())
         demo.stdin.write(b"\n")
         demo.stdin.flush()
@@ -878,7 +878,7 @@ def test_the_page_draws_the_session_live_in_a_real_browser():
                 [8, "row k-request up", "tools/list [3]", []],
                 [9, "row k-result down", "result [3]", []],
             ]
-            state = process.get("/session")["state"]
+            state = process.get("/recording")["state"]
             browser.wait_for(lambda: browser.run(STATE_PANEL) == [
                 [tag, text] for term, items in board.describe(state, ages=True)
                 for tag, text in [("DT", term)] + [("DD", item) for item in items]], "the state panel")

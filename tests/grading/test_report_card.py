@@ -1170,9 +1170,9 @@ class CardOnBoard:
         """The line that says the card is on the board (every rule has run)."""
         return card_line(self.process, "report_card did not finish its card")
 
-    def session(self) -> dict:
-        """GET /session: the events, the state and the card."""
-        with urllib.request.urlopen(self.url + "session", timeout=TIMEOUT) as reply:
+    def recording(self) -> dict:
+        """GET /recording: the events, the state and the card."""
+        with urllib.request.urlopen(self.url + "recording", timeout=TIMEOUT) as reply:
             return json.loads(reply.read())
 
     def close(self) -> tuple:
@@ -1193,11 +1193,11 @@ BOARD_ARGS = ["--only", "notification-no-response,parse-error,unknown-tool", "--
 
 
 def test_the_board_serves_the_card_each_row_linked_to_the_messages_that_decided_it():
-    # /session holds the card: each ✗ row's numbers are the events of its exchange, each row's session its banner.
+    # /recording holds the card: each ✗ row's numbers are the events of its exchange, each row's session its banner.
     board = CardOnBoard(*BOARD_ARGS)
     try:
         assert board.wait_done().startswith("report_card: the card is on the board; the page stays at")
-        seen = board.session()
+        seen = board.recording()
     finally:
         code, printed = board.close()
     events = {event["n"]: event for event in seen["events"]}
@@ -1220,7 +1220,7 @@ def test_the_card_beside_the_diagram_in_a_real_browser():
         board.wait_done()
         rows = "return [...document.querySelectorAll('#card li')].map(li => li.textContent)"
         until(lambda: len(browser.run(rows)) == 3, "the card's three rows on the page")
-        seen = board.session()
+        seen = board.recording()
         assert browser.run("return document.getElementById('card').hidden") is False
         assert browser.run(rows) == [
             "✗notification-no-response: a notification gets no response "

@@ -854,8 +854,8 @@ def test_a_taken_port_gives_the_board_one_line_not_a_traceback():
 
 @contextlib.contextmanager
 def board_page():
-    """board.serve for a new session, on a free port; yields the port."""
-    httpd = board.serve(board.Session(), 0)
+    """board.serve for a new recording, on a free port; yields the port."""
+    httpd = board.serve(board.Recording(), 0)
     try:
         yield httpd.server_address[1]
     finally:
@@ -883,16 +883,16 @@ def test_the_board_keeps_a_bounded_number_of_bytes_and_says_when_it_stops(monkey
     # Row 14: the board kept every line, and every line's event (472 MB for 224 MB of traffic). Now it keeps
     # MAX_KEPT_BYTES (64 MiB; 1 MiB here) of lines, then one banner, and nothing more; the relay goes on.
     monkeypatch.setattr(board, "MAX_KEPT_BYTES", 1024 * 1024)
-    session = board.Session()
+    recording = board.Recording()
     tracemalloc.start()
     try:
         for i in range(10_000):  # some 10 MB, each line a new object, as the relay's are
-            session.record_lines("→", [json.dumps(request(i, "ping", {"pad": "x" * 1000})).encode()])
-        session.catch_up()
+            recording.record_lines("→", [json.dumps(request(i, "ping", {"pad": "x" * 1000})).encode()])
+        recording.catch_up()
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert session.board.events[-1]["label"].startswith("the board keeps no more lines (")
+    assert recording.board.events[-1]["label"].startswith("the board keeps no more lines (")
     assert peak < 8 * 1024 * 1024, peak
 
 
