@@ -27,6 +27,10 @@ SLIPS = [  # (what was named, where, a pattern of the slip, the glossary's word)
     ("a server named session", "*", r"\bdef session\(self\) -> \"MCPServer\"|\bmcp\.session\b|\b(server|catalog)\.session\(\)",
      "share_catalog"),
     ("an MCP server or a factory named server", "mcp_http.py", r"def (http_server|serve_http)\(server\b", "mcp"),
+    ("the lines a relay passed named session", "board.py",
+     r"^class Session\b|\bSession\(|: Session\b|\b(self|server|httpd)\.session\b|\bsession = Recording\(", "Recording"),
+    ("the board's recording named session, from outside", "*",
+     r"\bboard\.Session\b|^from board import .*\bSession\b|\bsession = board\.Recording\(", "board.Recording"),
 ]
 
 
