@@ -5,6 +5,7 @@
     python tools/mutate.py mcp_http.py                 # only the breakages of one file
     python tools/mutate.py --seeded                    # every seeded mutant of the lab, the lab's tests against each
     python tools/mutate.py --seeded 100 --at-least 90  # 100 of them drawn with SEED; exit 1 below 90% killed
+    python tools/mutate.py --ci                        # what CI runs, in about two minutes: see run_ci below
 
 A breakage is one promise, broken by hand: one exact text replacement in one file of a copy of the project, in a
 folder of its own; the tests then run there (stopping at the first failure): for a breakage of the lab
@@ -16,10 +17,22 @@ A seeded mutant is made by rule, not by hand: one site of mcp_min.py changed by 
 of every operator enumerated from the module's syntax tree, and a sample drawn with the fixed SEED. Only the
 lab's own tests (test_mcp_min.py) run against it: what the lab promises, they must notice alone. A mutant that
 no test could notice (it changes nothing the lab does) is listed in EQUIVALENT with the reason, and left out.
+
+CI's run (--ci) is three parts, each with its score line and threshold, then one line for all; it exits 1 if any part
+is below its threshold: every curated breakage of the lab against the lab's tests alone (all must be caught), 100
+seeded mutants (90% killed at least), and every curated breakage of the files in CI_FILES against the suite (all
+caught). It takes about two minutes on two cores. The other files' breakages do not fit CI's three minutes beside it:
+mcp_full.py's take the suite about seven minutes, mcp_http.py's about twelve, and tap.py's one, half a minute, took
+the run past three minutes on a loaded machine.
+
+Tests that outlive their timeout (LAB_TIMEOUT, SUITE_TIMEOUT) are stopped and count as caught: a hang has noticed.
+The tests run in a session of their own, and this process is a subreaper (Linux): whatever they leave running,
+however it was started, is ended after each run.
 """
 
 import ast
 import collections
+import contextlib
 import functools
 import os
 import pathlib
@@ -30,8 +43,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+import tap  # noqa: E402  the project's own: how the tap ends what a server leaves running, it ends what tests leave
 LAB_TESTS = ["test_mcp_min.py"]  # the lab's own tests: what course 000 promises, they must catch alone
 TESTS = ["test_mcp_min.py", "tests/protocol/test_full.py", "tests/protocol/test_duplex.py",
          "tests/robustness/test_hostile.py", "tests/transports/test_transports.py", "tests/course/test_first_hour.py",
@@ -39,6 +55,10 @@ TESTS = ["test_mcp_min.py", "tests/protocol/test_full.py", "tests/protocol/test_
 HTTP_TESTS = ["tests/transports/test_transports.py", "tests/robustness/test_peers.py", "tests/robustness/test_hostile.py",
               "tests/transports/test_client.py", "tests/protocol/test_duplex.py", "tests/robustness/test_hardening.py"]
 TESTS_OF = {"mcp_min.py": LAB_TESTS, "mcp_http.py": HTTP_TESTS}  # any other file's breakages: TESTS
+# A run of tests that outlives its timeout is stopped, with all it started, and counts as caught: a test that never
+# ends has noticed. Each is many times what the tests take when nothing hangs (the lab's: a second or two).
+LAB_TIMEOUT = 60
+SUITE_TIMEOUT = 900
 
 # (the file, the promise, the text in the file, what it becomes). The lab's breakages come first: only the lab's
 # own tests (LAB_TESTS) run against them, for course 000's promises are the lab's to keep.
@@ -385,10 +405,54 @@ def survives(number: int, name: str, promise: str, text: str, broken: str) -> st
             raise SystemExit(f"breakage {number} ({promise}) is not Python: {exc}; update the list")
         module.write_text(source, encoding="utf-8")
         tests = TESTS_OF.get(name, TESTS)
-        done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
-                              cwd=copy, capture_output=True, text=True, timeout=1800)
-        failed = [line.split(" - ")[0] for line in done.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
-        return None if done.returncode == 0 else (failed or [f"exit status {done.returncode}"])[0]
+        status, printed = run_tests(copy, tests, timeout_of(tests))
+        if status is None:
+            return f"timed out: its tests were stopped after {timeout_of(tests)} s"  # a hang has noticed
+        failed = [line.split(" - ")[0] for line in printed.splitlines() if line.startswith(("FAILED", "ERROR"))]
+        return None if status == 0 else (failed or [f"exit status {status}"])[0]
+
+
+def timeout_of(tests: list) -> int:
+    """How long a run of tests may take before it counts as a hang."""
+    return LAB_TIMEOUT if tests == LAB_TESTS else SUITE_TIMEOUT
+
+
+def run_tests(copy: pathlib.Path, tests: list, timeout: int) -> tuple:
+    """Run tests with pytest -x in the copy: (its exit status, or None if it outlived timeout; what it printed).
+    It runs in a session of its own, and whatever it leaves running, a hang's or a broken cleanup's, is ended."""
+    process = subprocess.Popen([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+                               cwd=copy, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True,
+                               env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})  # no stale .pyc of an earlier mutant
+    try:
+        printed, _ = process.communicate(timeout=timeout)
+        status = process.returncode
+    except subprocess.TimeoutExpired:
+        status = None
+    end_below(process)
+    if status is None:
+        printed, _ = process.communicate()  # every writer to its pipe has ended
+    return status, printed
+
+
+def end_below(process: subprocess.Popen):
+    """End the process and every process below this one: where Linux lets this process be a subreaper, the orphans
+    its tests left come back to it; elsewhere the tests' own session (process group) is all there is to end."""
+    if not tap.WATCHING:
+        with contextlib.suppress(OSError):
+            os.killpg(process.pid, signal.SIGKILL)
+        return
+    me = os.getpid()
+
+    def running() -> set:
+        table = tap.processes()
+        for pid, found in table.items():  # an orphan that ended is this subreaper's to reap (pytest is Popen's)
+            if found.parent == me and found.state == "Z" and pid != process.pid:
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+        below = tap.descent([(me, table[me].start)], table, tap.children_of(table)) - {me}
+        return {pid for pid in below if table[pid].state != "Z"}
+    tap.end(running)
 
 
 # ---- seeded mutants of the lab ----
@@ -513,17 +577,12 @@ def sample(source: str, count: int | None) -> list:
 def killed(copy: pathlib.Path, source: str, mutant: Mutant) -> bool:
     """Whether the lab's own tests fail (or hang) with mutant applied to the copy's mcp_min.py."""
     (copy / "mcp_min.py").write_text(applied(source, mutant), encoding="utf-8")
-    try:
-        done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *LAB_TESTS],
-                              cwd=copy, capture_output=True, timeout=60,
-                              env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})  # no stale .pyc of an earlier mutant
-    except subprocess.TimeoutExpired:
-        return True  # a test that never ends has noticed
-    return done.returncode != 0
+    status, _ = run_tests(copy, LAB_TESTS, LAB_TIMEOUT)
+    return status != 0  # None, a test that never ends, has noticed too
 
 
-def run_seeded(count: int | None, at_least: float | None) -> int:
-    """Run the seeded mutants against the lab's own tests; print each survivor and the score."""
+def seeded_score(count: int | None) -> tuple:
+    """Run the seeded mutants against the lab's own tests; print each survivor and the score; (killed, run)."""
     source = (ROOT / "mcp_min.py").read_text(encoding="utf-8")
     every = seeded_mutants(source)
     named = [described(source, m) for m in every]
@@ -543,29 +602,12 @@ def run_seeded(count: int | None, at_least: float | None) -> int:
                       f"({line})", flush=True)
     score = 100 * (len(chosen) - len(survivors)) / max(len(chosen), 1)
     print(f"the lab's own tests killed {len(chosen) - len(survivors)} of {len(chosen)} seeded mutants of mcp_min.py "
-          f"({score:.1f}%; {len(every)} sites, {len(EQUIVALENT)} equivalent left out, seed {SEED})")
-    return 1 if at_least is not None and score < at_least else 0
+          f"({score:.1f}%; {len(every)} sites, {len(EQUIVALENT)} equivalent left out, seed {SEED})", flush=True)
+    return len(chosen) - len(survivors), len(chosen)
 
 
-def main(argv: list) -> int:
-    """Run the breakages asked for (by number or by file; all by default), or the seeded mutants; print each
-    verdict and the score."""
-    if {"-h", "--help"} & set(argv):
-        print(__doc__)
-        return 0
-    # A shell starts a background job with SIGINT ignored, and every process the tests start would inherit that:
-    # the tests of Ctrl-C would fail whatever the breakage. Handled here, it is the default again in each child.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    if argv[:1] == ["--seeded"]:  # --seeded [COUNT] [--at-least PERCENT]
-        rest, at_least = argv[1:], None
-        if "--at-least" in rest:
-            at = rest.index("--at-least")
-            at_least, rest = float(rest[at + 1]), rest[:at] + rest[at + 2:]
-        return run_seeded(int(rest[0]) if rest else None, at_least)
-    files = {name for name, _, _, _ in BREAKAGES}
-    chosen = [int(arg) for arg in argv if arg not in files]
-    chosen += [number for number, (name, _, _, _) in enumerate(BREAKAGES, 1) if name in argv]
-    chosen = chosen or range(1, len(BREAKAGES) + 1)
+def curated_survivors(chosen: list) -> list:
+    """Run the curated breakages numbered chosen, printing each verdict; the numbers of those that survived."""
     survivors = []
     for number in chosen:
         name, promise, text, broken = BREAKAGES[number - 1]
@@ -574,6 +616,84 @@ def main(argv: list) -> int:
               flush=True)
         if not failed:
             survivors.append(number)
+    return survivors
+
+
+# ---- the run CI makes: its scope fits the issue's budget, three minutes on a two-core machine ----
+
+CI_SEEDED = 100  # seeded mutants of the lab, drawn with SEED
+CI_SEEDED_AT_LEAST = 90.0  # percent killed: a few mutants of a sample may change nothing a test can see
+CI_FILES = ("mcp_stdio.py",)  # beyond the lab: its three breakages take the suite about 15 s each
+
+
+def ci_scope(breakages: list) -> tuple:
+    """The numbers of the curated breakages --ci runs: the lab's (its own tests alone), then those of CI_FILES."""
+    lab = [number for number, (name, _, _, _) in enumerate(breakages, 1) if name == "mcp_min.py"]
+    beyond = [number for number, (name, _, _, _) in enumerate(breakages, 1) if name in CI_FILES]
+    return lab, beyond
+
+
+def verdict(parts: list) -> tuple:
+    """parts: (what was run, how many were caught, out of how many, the percent wanted). A score line a part and
+    one for them all, and whether every part met its threshold."""
+    lines, below = [], []
+    for title, caught, total, at_least in parts:
+        score = 100 * caught / max(total, 1)
+        met = score >= at_least
+        lines.append(f"{title}: {caught} of {total} caught ({score:.1f}%; "
+                     f"{'all' if at_least == 100 else f'{at_least:g}%'} wanted){'' if met else ' BELOW THRESHOLD'}")
+        if not met:
+            below.append(title)
+    caught, total = sum(part[1] for part in parts), sum(part[2] for part in parts)
+    lines.append(f"mutation run: {caught} of {total} caught ({100 * caught / max(total, 1):.1f}%); "
+                 + (f"below threshold: {'; '.join(below)}" if below else "every part met its threshold"))
+    return lines, not below
+
+
+def run_ci() -> int:
+    """The curated breakages of the lab, the seeded mutants, the curated breakages of CI_FILES; a score line for each
+    and for all; 1 if any part is below its threshold."""
+    times = [time.monotonic()]
+    lab, beyond = ci_scope(BREAKAGES)
+    parts = [("the lab's curated breakages (mcp_min.py, test_mcp_min.py alone)",
+              len(lab) - len(curated_survivors(lab)), len(lab), 100.0)]
+    times.append(time.monotonic())
+    parts.append((f"{CI_SEEDED} seeded mutants of mcp_min.py (test_mcp_min.py alone, seed {SEED})",
+                  *seeded_score(CI_SEEDED), CI_SEEDED_AT_LEAST))
+    times.append(time.monotonic())
+    parts.append((f"the curated breakages of {', '.join(CI_FILES)} (the suite's tests)",
+                  len(beyond) - len(curated_survivors(beyond)), len(beyond), 100.0))
+    times.append(time.monotonic())
+    lines, met = verdict(parts)
+    took = ", ".join(f"{end - begin:.0f} s" for begin, end in zip(times, times[1:]))
+    print("\n".join(lines) + f"\n(the parts took {took}: {times[-1] - times[0]:.0f} s in all)")
+    return 0 if met else 1
+
+
+def main(argv: list) -> int:
+    """Run the breakages asked for (by number or by file; all by default), or the seeded mutants, or CI's run; print
+    each verdict and the score."""
+    if {"-h", "--help"} & set(argv):
+        print(__doc__)
+        return 0
+    # A shell starts a background job with SIGINT ignored, and every process the tests start would inherit that:
+    # the tests of Ctrl-C would fail whatever the breakage. Handled here, it is the default again in each child.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    tap.become_subreaper()  # what the tests leave running comes back to this process, which ends it (end_below)
+    if argv == ["--ci"]:
+        return run_ci()
+    if argv[:1] == ["--seeded"]:  # --seeded [COUNT] [--at-least PERCENT]
+        rest, at_least = argv[1:], None
+        if "--at-least" in rest:
+            at = rest.index("--at-least")
+            at_least, rest = float(rest[at + 1]), rest[:at] + rest[at + 2:]
+        killed_count, run = seeded_score(int(rest[0]) if rest else None)
+        return 1 if at_least is not None and 100 * killed_count / max(run, 1) < at_least else 0
+    files = {name for name, _, _, _ in BREAKAGES}
+    chosen = [int(arg) for arg in argv if arg not in files]
+    chosen += [number for number, (name, _, _, _) in enumerate(BREAKAGES, 1) if name in argv]
+    chosen = chosen or range(1, len(BREAKAGES) + 1)
+    survivors = curated_survivors(chosen)
     lab = [number for number in chosen if BREAKAGES[number - 1][0] == "mcp_min.py"]
     lab_caught = len([number for number in lab if number not in survivors])
     print(f"caught {len(chosen) - len(survivors)} of {len(chosen)}" + (f"; survivors: {survivors}" if survivors else ""))

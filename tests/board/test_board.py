@@ -445,13 +445,22 @@ def test_no_field_of_any_type_can_break_the_board():
 
 
 def test_every_fault_takes_odd_messages_in_its_stride():
-    # The relay's fault never raises either, whatever a peer sends.
+    # The relay's fault never raises either, whatever a peer sends: a line it leaves without a note passes as it
+    # came, and each fault still strikes somewhere in the session, with its own note.
+    struck = set()
     for name in board.FAULTS:
         fault = Fault(name)
         for direction, message in RICH_SESSION:
             for path in key_paths(message):
                 for value in ODD_VALUES:
-                    fault.change(direction, json.dumps(replaced(message, path, value)).encode())
+                    line = json.dumps(replaced(message, path, value)).encode()
+                    for sent, note, action in fault.change(direction, line):
+                        assert type(sent) is bytes and action in ("pass", "delay", "drop"), (name, line)
+                        if note is None:
+                            assert (sent, action) == (line, "pass"), (name, line)
+                        else:
+                            struck.add((name, note["fault"]))
+    assert struck == {(name, name) for name in board.FAULTS}
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""bench.py runs and prints every row it promises, and docs/performance.md's tables have the same rows (never a timing)."""
+"""bench.py runs and prints every row it promises, and docs/performance.md's tables have the same rows (never a timing).
+The two tests that read a whole bench.py --quick run are marked slow: python -m pytest leaves them out, python -m
+pytest -m slow runs them, and so does .ci/run."""
 
 import importlib.util
 import os
@@ -23,15 +25,22 @@ def run_bench(*flags) -> str:
     return done.stdout
 
 
-def test_quick_bench_prints_every_row_each_with_a_figure():
+@pytest.fixture(scope="module")
+def quick_run() -> str:
+    """What bench.py --quick prints: one run, read by the two slow tests (half a minute to a minute with the SDK,
+    its rows most of it; without, a quarter of that)."""
+    return run_bench("--quick")
+
+
+@pytest.mark.slow
+def test_quick_bench_prints_every_row_each_with_a_figure(quick_run):
     # The rows are exactly the bench's list (the SDK's only where mcp is importable), each with a measured figure.
     with_sdk = importlib.util.find_spec("mcp") is not None
-    printed = run_bench("--quick")
-    assert bench.table_rows(printed) == bench.rows(with_sdk)
-    for line in printed.splitlines():
+    assert bench.table_rows(quick_run) == bench.rows(with_sdk)
+    for line in quick_run.splitlines():
         if line.startswith("| ") and bench.table_rows(line):
             assert FIGURE.search(line), line
-    assert ("official SDK, calls/s" in printed) == with_sdk
+    assert ("official SDK, calls/s" in quick_run) == with_sdk
 
 
 def test_readme_tables_have_exactly_the_rows_the_bench_makes():
@@ -52,14 +61,14 @@ def test_parse_comparison_prints_a_ratio_for_every_case():
     assert all(len(FIGURE.findall(line)) == 3 for line in rows)
 
 
-def test_goals_table_measures_each_goal_and_the_lab_runs_beside_the_full_layer():
+@pytest.mark.slow
+def test_goals_table_measures_each_goal_and_the_lab_runs_beside_the_full_layer(quick_run):
     # Every goal row has this run's figure; the lab alone runs in the rounds of every round-trip path but the dict one.
-    printed = run_bench("--quick", "--no-sdk")
-    goals = printed[printed.index("### Goals"):]
+    goals = quick_run[quick_run.index("### Goals"):]
     rows = [bench.table_rows(line)[0] for line in goals.splitlines() if line.startswith("| ") and bench.table_rows(line)
             and FIGURE.search(line)]
     assert rows == [row for row, _, _, _ in bench.GOALS]
-    trips = printed[printed.index("### Round trips"):printed.index("### Scaling")]
+    trips = quick_run[quick_run.index("### Round trips"):quick_run.index("### Scaling")]
     beside_the_lab = {bench.table_rows(line)[0] for line in trips.splitlines() if line.startswith("| ")
                       and bench.table_rows(line) and all(FIGURE.fullmatch(cell) for cell in line[2:-2].split(" | ")[-2:])}
     assert beside_the_lab == {row for row, _, _ in bench.ROUND_TRIPS} - {"in memory, no JSON"}

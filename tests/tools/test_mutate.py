@@ -1,11 +1,16 @@
 """tools/mutate.py breaks the project one promise at a time, and makes the lab's seeded mutants; each breakage
-must still find its text, each equivalent mutant name one mutant, and the seeded mutants be the same in every run.
-The score itself is measured by .ci/run (python tools/mutate.py --seeded 100 --at-least 90)."""
+must still find its text, each equivalent mutant name one mutant, and the seeded mutants be the same in every run;
+CI's run has its scope, its score lines and thresholds, and a hang's timeout. The scores themselves are measured by
+.ci/run (python tools/mutate.py --ci), not here: the mutants take minutes."""
 
 import ast
 import collections
 import importlib.util
 import pathlib
+import subprocess
+import sys
+
+import pytest
 
 HERE = pathlib.Path(__file__).resolve().parents[2]  # the project's folder (this file is in tests/tools/)
 
@@ -57,3 +62,48 @@ def test_a_seeded_sample_is_the_same_in_every_run():
     assert mutate.sample(LAB, 50) == mutate.sample(LAB, 50)
     assert len(mutate.sample(LAB, 50)) == 50
     assert len(mutate.sample(LAB, None)) == len(mutate.seeded_mutants(LAB)) - len(mutate.EQUIVALENT)
+
+
+def test_ci_scope_is_every_breakage_of_the_lab_then_every_one_of_the_ci_files():
+    # --ci's curated parts: the lab's (against its own tests) and those of CI_FILES, each in its list's order.
+    lab, beyond = mutate.ci_scope(mutate.BREAKAGES)
+    assert [mutate.BREAKAGES[number - 1][0] for number in lab] == ["mcp_min.py"] * len(lab)
+    assert lab == [number for number, breakage in enumerate(mutate.BREAKAGES, 1) if breakage[0] == "mcp_min.py"]
+    assert beyond == [number for number, breakage in enumerate(mutate.BREAKAGES, 1) if breakage[0] in mutate.CI_FILES]
+    assert set(mutate.CI_FILES) <= {name for name, _, _, _ in mutate.BREAKAGES} - {"mcp_min.py"}
+    assert mutate.TESTS_OF["mcp_min.py"] == ["test_mcp_min.py"]
+
+
+def test_ci_verdict_prints_a_score_a_part_and_one_for_all_and_fails_below_any_threshold():
+    met = [("curated", 31, 31, 100.0), ("seeded", 90, 100, 90.0)]
+    assert mutate.verdict(met) == ([
+        "curated: 31 of 31 caught (100.0%; all wanted)",
+        "seeded: 90 of 100 caught (90.0%; 90% wanted)",
+        "mutation run: 121 of 131 caught (92.4%); every part met its threshold"], True)
+    below = [("curated", 30, 31, 100.0), ("seeded", 89, 100, 90.0), ("beyond", 0, 0, 100.0)]
+    assert mutate.verdict(below) == ([
+        "curated: 30 of 31 caught (96.8%; all wanted) BELOW THRESHOLD",
+        "seeded: 89 of 100 caught (89.0%; 90% wanted) BELOW THRESHOLD",
+        "beyond: 0 of 0 caught (0.0%; all wanted) BELOW THRESHOLD",
+        "mutation run: 119 of 131 caught (90.8%); below threshold: curated; seeded; beyond"], False)
+
+
+@pytest.mark.skipif(not mutate.tap.WATCHING, reason="what a run leaves is found in Linux's /proc")
+def test_a_run_that_hangs_is_stopped_at_its_timeout_and_leaves_nothing_running(tmp_path):
+    # A test that never ends, and a process it started in a session of its own: the run is cut at its timeout
+    # (mutate counts that as caught), and afterwards neither is left.
+    (tmp_path / "test_hang.py").write_text(
+        "import pathlib, subprocess, sys, time\n\n"
+        "def test_hangs():\n"
+        "    child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)\n"
+        "    pathlib.Path('child.pid').write_text(str(child.pid))\n"
+        "    time.sleep(600)\n")
+    driver = ("import os, pathlib, sys\n"
+              f"sys.path.insert(0, {str(HERE / 'tools')!r})\n"
+              "import mutate\n"
+              "mutate.tap.become_subreaper()\n"
+              f"status, _ = mutate.run_tests(pathlib.Path({str(tmp_path)!r}), ['test_hang.py'], 3)\n"
+              f"pid = int(pathlib.Path({str(tmp_path)!r}, 'child.pid').read_text())\n"
+              "print(status, os.path.exists(f'/proc/{pid}'))\n")
+    done = subprocess.run([sys.executable, "-c", driver], capture_output=True, text=True, timeout=60)
+    assert (done.stdout, done.returncode) == ("None False\n", 0), done.stderr[-2000:]
