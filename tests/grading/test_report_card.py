@@ -1238,7 +1238,7 @@ def test_the_card_beside_the_diagram_in_a_real_browser():
         assert browser.run("return document.querySelector('.row.selected').dataset.n") == str(decided[0])
         assert browser.run("return document.querySelector('#detail pre').textContent") == json.dumps(
             {"jsonrpc": "2.0", "method": "notifications/initialized"}, indent=2)
-        browser.run(f"document.querySelector('#card li[data-rule=\"notification-no-response\"] a:last-of-type')"
+        browser.run("document.querySelector('#card li[data-rule=\"notification-no-response\"] a:last-of-type')"
                     ".click()")
         assert browser.run("return document.querySelector('#detail pre').textContent") == json.dumps(
             {"jsonrpc": "2.0", "id": None, "result": {}}, indent=2)

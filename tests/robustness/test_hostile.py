@@ -5,6 +5,7 @@ the lab. Waits are bounded and everything stays on loopback; no test asserts tha
 """
 
 import base64
+import contextlib
 import http.client
 import io
 import json
