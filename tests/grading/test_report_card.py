@@ -1224,7 +1224,7 @@ def test_the_card_beside_the_diagram_in_a_real_browser():
         assert browser.run("return document.getElementById('card').hidden") is False
         assert browser.run(rows) == [
             "✗notification-no-response: a notification gets no response "
-            f"course 000, \"Three message shapes\"the server answered a notification (a result)"
+            "course 000, \"Three message shapes\"the server answered a notification (a result)"
             + "".join(f"#{n}" for n in seen["card"]["rules"][0]["events"]),
             "✓parse-error: a line that is not JSON is answered -32700, with id null "
             "course 000, \"The five standard error codes\"",
