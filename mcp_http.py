@@ -630,7 +630,9 @@ class HttpStream:
                 if not self.started:  # a priming event: an id to reconnect with, and no message (data is empty)
                     handler.start_events()
                     self.started = True
-                    handler.write_chunk(f"id: {self.key}.{self.number}\ndata: \n\n".encode())
+                    priming = f"id: {self.key}.{self.number}\ndata: \n\n".encode()
+                    self.log.keep(self, self.number, priming)  # kept like any event: its id finds the stream
+                    handler.write_chunk(priming)
                 handler.write_chunk(f"retry: {RETRY_MS}\n\n".encode())
                 handler.write_chunk(b"")  # the body ends whole, as the SDKs end theirs: a reader sees no error
                 handler.connection.shutdown(socket.SHUT_RDWR)
