@@ -72,6 +72,7 @@ MAX_LONG = MAX_CONNECTIONS * 3 // 4  # held by streams and long POSTs together (
 LONG_S = 0.5  # a POST served longer than this is long: a tools/call takes milliseconds, so only a slow tool's is
 MAX_GET_STREAMS = 32  # GET streams open at once (each holds a connection as long as it lasts): more are 503
 MAX_STREAMS = 64  # listen streams open at once (more are 503): with MAX_GET_STREAMS, they fit in MAX_LONG
+MAX_RESUMED = 32  # GETs resuming a stream open at once, apart from MAX_GET_STREAMS (more are 503; the client retries)
 BUSY_S = 60  # a connection that waits this long for one of them to close is closed itself: every one is busy
 SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
@@ -764,7 +765,12 @@ class EndpointHandler(HttpHandler):
         last = self.header("Last-Event-ID")
         stream, after = (session.standing, session.standing.number) if last is None else \
             self.server.log.find(session.sid, last)
-        if not self.server.get_streams.take(1):  # a connection each: they may not crowd out the POSTs
+        # A connection each: they may not crowd out the POSTs. A resume carries a request's answer: standing
+        # streams, which a session can do without, never take its place.
+        streams = self.server.get_streams if last is None else self.server.resumed
+        if not streams.take(1):
+            if last is not None:
+                return self.refuse(503, f"{MAX_RESUMED} resumed streams are open already (MAX_RESUMED): retry shortly")
             return self.refuse(503, f"{MAX_GET_STREAMS} GET streams are open already: the session works without one")
         try:
             # What the session's server sends may go out here from any thread: a client that stops reading is
@@ -781,7 +787,7 @@ class EndpointHandler(HttpHandler):
             with stream.lock:
                 self.end_events(stream)
         finally:
-            self.server.get_streams.give(1)
+            streams.give(1)
 
     def do_DELETE(self):
         """The end of the session Mcp-Session-Id names."""
@@ -1031,6 +1037,7 @@ class Endpoint(HttpServer):
         self.sessions_lock = threading.Lock()
         self.log = EventLog()  # what the sessions' streams sent, for a client that reconnects
         self.get_streams = Budget(MAX_GET_STREAMS)  # GET streams open
+        self.resumed = Budget(MAX_RESUMED)  # GETs resuming a stream open
         self.listen_streams = Budget(MAX_STREAMS)  # listen streams open
         self.parsed = Budget(MAX_PARSED_IN_FLIGHT)  # what the bodies being served hold, parsed
         self.serving = {}  # EndpointHandler -> the moment its POST arrived whole, oldest first (guarded by lock)
@@ -1092,7 +1099,8 @@ class Endpoint(HttpServer):
                     if now - since > LONG_S and not handler.streaming]
         # The streams hold theirs first; the oldest long POSTs the rest. One stopped but still running (its tool
         # heeds no cancel) holds its connection still, so it counts.
-        for handler in long[max(0, MAX_LONG - self.listen_streams.used - self.get_streams.used):]:
+        streams = self.listen_streams.used + self.get_streams.used + self.resumed.used
+        for handler in long[max(0, MAX_LONG - streams):]:
             handler.stop()
 
     def server_close(self):
@@ -1407,10 +1415,12 @@ class HttpTransport(Transport):
         event id, is resumed (spec 2025-11-25, basic/transports, "Resumability and Redelivery") if its connection was
         cut (an error of cut), or if it ended after a retry field (a server SHOULD send one before it closes the
         connection, not the stream): after the retry, with GET and Last-Event-ID, up to MAX_RESUMES times. A stream
-        that ends with neither is over, and so is one on a connection this transport let go of (close)."""
+        that ends with neither is over, and so is one on a connection this transport let go of (close). A GET
+        refused 503 (the server is busy) is tried again after the retry, as one more reconnection."""
         cursor = {} if cursor is None else cursor  # the stream's last event id and retry, and how often it was resumed
-        for resumes in range(MAX_RESUMES + 1):
-            cursor["resumes"], stopped = resumes, False
+        cursor["resumes"] = reconnections = 0
+        while True:
+            stopped = False
             try:
                 yield from self.messages(connection, deadline, traced, cursor)
             except cut:
@@ -1421,9 +1431,14 @@ class HttpTransport(Transport):
                     self.connection, self.standing_connection):
                 return
             connection.close()
-            self.wait_retry(cursor, deadline)
-            self.resume(connection, cursor["id"], deadline)
-        raise ConnectionError(f"the event stream ended {MAX_RESUMES + 1} times before its end")
+            resumed = False
+            while not resumed:
+                if reconnections == MAX_RESUMES:
+                    raise ConnectionError(f"the event stream ended {MAX_RESUMES + 1} times before its end")
+                reconnections += 1
+                self.wait_retry(cursor, deadline)
+                resumed = self.resume(connection, cursor["id"], deadline)
+            cursor["resumes"] += 1
 
     def wait_retry(self, cursor: dict, deadline: float):
         """Wait before reconnecting: the retry the stream gave (a client MUST, 2025-11-25), bounded by RETRY_CAP_S."""
@@ -1442,9 +1457,10 @@ class HttpTransport(Transport):
             headers["Last-Event-ID"] = last_event_id
         connection.request("GET", self.path, headers)
 
-    def resume(self, connection: HttpConnection, last_event_id: str, deadline: float):
+    def resume(self, connection: HttpConnection, last_event_id: str, deadline: float) -> bool:
         """Reconnect to a stream with GET and Last-Event-ID: its response, carrying what the stream sent since, is read
-        on connection from now on (its head within the timeout; its body by deadline)."""
+        on connection from now on (its head within the timeout; its body by deadline). False if the server is busy
+        (503): the stream is still there, to resume a moment later."""
         connection.timeout = max(0.01, min(deadline - time.monotonic(), self.timeout))
         try:
             self.get(connection, last_event_id)
@@ -1453,8 +1469,11 @@ class HttpTransport(Transport):
         if connection.status != 200 or not connection.is_event_stream:
             body = connection.read()[:200].decode(errors="replace")
             connection.close()
+            if connection.status == 503:
+                return False
             raise ConnectionError(f"HTTP {connection.status}: resuming the stream after {last_event_id} failed: {body}")
         connection.deadline = deadline
+        return True
 
     def open_standing_stream(self):
         """GET the session's standing stream (2025-11-25, "Listening for Messages from the Server"): 405 means the

@@ -962,3 +962,20 @@ def test_an_answer_given_after_close_stream_reaches_the_client_that_resumed_befo
             released.set()
         assert (reply.status, event_stream(reply.read())) == (200, [response(2, text_result("late"))])
 
+
+def test_standing_streams_at_their_cap_leave_room_for_a_resume(monkeypatch):
+    # Row 2: a resume counted against the MAX_GET_STREAMS (32) standing streams, so 32 clients' standing streams made
+    # everyone else's resume 503 and its answer lost. Now resumes have a budget of their own (here: the cap is 1).
+    monkeypatch.setattr(mcp_http, "MAX_GET_STREAMS", 1)
+    released = threading.Event()
+    with http_endpoint(late_server(released)) as port:
+        standing = connection(port)
+        standing.request("GET", "/mcp", headers={"Mcp-Session-Id": open_session(standing), "Accept": "text/event-stream"})
+        assert standing.getresponse().status == 200  # the one standing stream allowed is open
+        session, last = cut_call(port)
+        try:
+            reply = resume(port, session, last)
+        finally:
+            released.set()
+        assert (reply.status, event_stream(reply.read())) == (200, [response(2, text_result("late"))])
+        standing.close()

@@ -433,6 +433,21 @@ def test_the_client_waits_the_retry_it_was_told_before_it_reconnects_and_then_ge
         assert (time.monotonic() - started >= 0.2, len(opened)) == (True, 2)
 
 
+PRIMED = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+          + chunked(b"id: p.1\nretry: 50\ndata: \n\n"))  # a priming event, then the connection's end: resume after p.1
+BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+        b"Connection: close\r\n\r\n{}")
+
+
+def test_a_resume_refused_503_is_tried_again_after_the_retry_and_gets_the_answer():
+    # Row 2 (issue 42): a busy server's 503 to the resume was a ConnectionError, and the answer lost; the stream is
+    # still there, so the client waits the retry and tries again, as one more of its MAX_RESUMES reconnections.
+    resumed = event_stream_answer(b"id: p.2\nevent: message\ndata: " + json.dumps(pong(1)).encode() + b"\n\n")
+    with scripted_http(PRIMED, BUSY, BUSY, resumed) as (port, opened):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        assert (transport.send(request(1, "ping")), len(opened)) == (pong(1), 4)
+
+
 def test_an_empty_event_id_leaves_nothing_to_resume_and_the_stream_is_over():
     # "id:" with no value resets the last event id (WHATWG, server-sent events): the stream, though it asked for a
     # retry, names no event a GET could resume after, so it is over (a GET would wait for an answer that never comes).
