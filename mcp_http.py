@@ -85,7 +85,7 @@ REPLAY_S = 60  # an event is kept for replay this long after it was sent
 REPLAY_STREAM_BYTES = 1 << 20  # and at most this much of one stream's events, the oldest forgotten first
 REPLAY_BYTES = 32 << 20  # and at most this much of the whole server's
 RETRY_CAP_S = 10  # a client waits the retry it is told, or RETRY_MS untold, but never longer than this (or its timeout)
-MAX_RESUMES = 20  # times a client reconnects to one stream: a server that keeps closing it is given up on
+MAX_RESUMES = 20  # times in a row a client reconnects to a stream that brings nothing new: then it gives up
 MAX_PARSED_IN_FLIGHT = 256 * 1024 * 1024  # what the bodies being served hold at once, parsed (parsed_size); past it, 503
 
 
@@ -1414,13 +1414,14 @@ class HttpTransport(Transport):
         """The messages of the body on connection, each as it arrives. An event stream that ends early, having given an
         event id, is resumed (spec 2025-11-25, basic/transports, "Resumability and Redelivery") if its connection was
         cut (an error of cut), or if it ended after a retry field (a server SHOULD send one before it closes the
-        connection, not the stream): after the retry, with GET and Last-Event-ID, up to MAX_RESUMES times. A stream
+        connection, not the stream): after the retry, with GET and Last-Event-ID, up to MAX_RESUMES times in a row
+        that bring nothing new (a stream that goes on after each end is followed however often it ends). A stream
         that ends with neither is over, and so is one on a connection this transport let go of (close). A GET
         refused 503 (the server is busy) is tried again after the retry, as one more reconnection."""
         cursor = {} if cursor is None else cursor  # the stream's last event id and retry, and how often it was resumed
         cursor["resumes"] = reconnections = 0
         while True:
-            stopped = False
+            stopped, resumed_after = False, cursor.get("id")
             try:
                 yield from self.messages(connection, deadline, traced, cursor)
             except cut:
@@ -1431,10 +1432,12 @@ class HttpTransport(Transport):
                     self.connection, self.standing_connection):
                 return
             connection.close()
+            if cursor["id"] != resumed_after:
+                reconnections = 0  # the stream went on: only failures in a row count against MAX_RESUMES
             resumed = False
             while not resumed:
                 if reconnections == MAX_RESUMES:
-                    raise ConnectionError(f"the event stream ended {MAX_RESUMES + 1} times before its end")
+                    raise ConnectionError(f"the event stream ended {MAX_RESUMES + 1} times in a row, bringing nothing new")
                 reconnections += 1
                 self.wait_retry(cursor, deadline)
                 resumed = self.resume(connection, cursor["id"], deadline)

@@ -448,6 +448,33 @@ def test_a_resume_refused_503_is_tried_again_after_the_retry_and_gets_the_answer
         assert (transport.send(request(1, "ping")), len(opened)) == (pong(1), 4)
 
 
+
+def ended_after(event_id: bytes) -> bytes:
+    """A resumed stream that gives the event event_id (no message) and ends, asking for a reconnection."""
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            + chunked(b"id: " + event_id + b"\nretry: 1\ndata: \n\n"))
+
+
+def test_a_stream_that_goes_on_after_each_end_is_resumed_however_often_it_ends():
+    # Row 7 (issue 42): every reconnection in a stream's life counted against MAX_RESUMES (20), so one the server ends
+    # from time to time was given up after 21 ends. Now only reconnections in a row that bring nothing new count.
+    answered = event_stream_answer(b"id: p.30\nevent: message\ndata: " + json.dumps(pong(1)).encode() + b"\n\n")
+    ends = [ended_after(b"p.%d" % number) for number in range(2, 30)]  # 28 reconnections, each bringing an event
+    with scripted_http(PRIMED, *ends, answered) as (port, opened):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        assert (transport.send(request(1, "ping")), len(opened)) == (pong(1), 30)
+
+
+def test_a_stream_that_brings_nothing_new_is_given_up_after_max_resumes_and_no_more_gets_are_sent(monkeypatch):
+    # The bound in a row still holds; and the client sends no GET past it that it would never read (before: one more).
+    monkeypatch.setattr(mcp_http, "MAX_RESUMES", 3)
+    with scripted_http(PRIMED, *[ended_after(b"p.1")] * 3) as (port, opened):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        with pytest.raises(ConnectionError) as raised:
+            transport.send(request(1, "ping"))
+    assert (str(raised.value), len(opened)) == ("the event stream ended 4 times in a row, bringing nothing new", 4)
+
+
 def test_an_empty_event_id_leaves_nothing_to_resume_and_the_stream_is_over():
     # "id:" with no value resets the last event id (WHATWG, server-sent events): the stream, though it asked for a
     # retry, names no event a GET could resume after, so it is over (a GET would wait for an answer that never comes).
