@@ -49,7 +49,7 @@ from mcp_min import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_
     error_response, is_notification, notification, report, say
 from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MAX_KEPT_NOTIFICATIONS, MAX_MESSAGE_BYTES,
                       MISSING_CLIENT_CAPABILITY, PROTOCOL_VERSION_KEY, PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
-                      Transport, encode, header_name, is_stateless)
+                      SessionExpired, Transport, encode, header_name, is_stateless)
 from mcp_stdio import Lines, parse, same_id
 
 HEADER_MISMATCH = -32020  # 2026-07-28 over HTTP: a header disagrees with the body (spec 2026-07-28, basic, "Error Codes")
@@ -75,7 +75,7 @@ MAX_STREAMS = 64  # listen streams open at once (more are 503): with MAX_GET_STR
 MAX_RESUMED = 32  # GETs resuming a stream open at once, apart from MAX_GET_STREAMS (more are 503; the client retries)
 BUSY_S = 60  # a connection that waits this long for one of them to close is closed itself: every one is busy
 SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
-MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
+MAX_SESSIONS = 1000  # open at once; one more forgets the idle session unused the longest (all busy: 503)
 MAX_HEADERS = 100  # header lines in a request or a response, each MAX_HEADER_LINE bytes at most (http.server's bounds)
 MAX_HEADER_LINE = 65536
 # Resumability (spec 2025-11-25, basic/transports, "Resumability and Redelivery"): each event of a session's stream
@@ -718,6 +718,11 @@ class Session:
         self.standing = HttpStream(None, True, log=log, session_id=sid)  # the GET stream, once a client opens it
         self.lock = threading.Lock()
 
+    @property
+    def busy(self) -> bool:
+        """Whether a request of the session is in flight or its standing stream is open: then it is never forgotten."""
+        return self.in_flight > 0 or self.standing.handler is not None
+
     def deliver(self):
         """The server sent something outside any request: on the GET stream at once, if one is open and no
         request is in flight (else it goes out at the end of the next POST, after that POST's own messages)."""
@@ -821,7 +826,7 @@ class EndpointHandler(HttpHandler):
         elif version is not None and version not in PUBLISHED_VERSIONS:
             self.respond(400, error_response(None, INVALID_REQUEST, f"unknown MCP-Protocol-Version {version}"))
         elif message.get("method") == "initialize":
-            self.respond(200, *self.server.open_session(message))
+            self.respond(*self.server.open_session(message))
         else:
             session = self.session()
             if session:
@@ -1044,19 +1049,22 @@ class Endpoint(HttpServer):
         super().__init__(address, EndpointHandler, MCP_PATH, allowed_hosts)  # (its watchdog starts last)
 
     def open_session(self, message: dict) -> tuple:
-        """Serve initialize with a new session's MCP server, named by an unguessable id: (its reply, the header that
-        names the session, if it opened)."""
-        self.make_room()
+        """Serve initialize with a new session's MCP server, named by an unguessable id: (the HTTP status, its reply,
+        the header that names the session, if it opened)."""
+        if not self.make_room():
+            return 503, error_response(message.get("id"), INTERNAL_ERROR, (
+                f"the server holds MAX_SESSIONS ({MAX_SESSIONS}) sessions, each busy with a request or a stream: "
+                "try again later"))
         mcp, sid = self.factory(), secrets.token_urlsafe(24)
         reply = mcp.handle(message)
         if not (reply and "result" in reply):
-            return reply, {}
+            return 200, reply, {}
         session = Session(mcp, sid, self.log)
         if isinstance(mcp, mcp_full.MCPServer):
             mcp.on_send = session.deliver  # what it sends outside a request may take the GET stream
         with self.sessions_lock:
             self.sessions[sid] = session
-        return reply, {"Mcp-Session-Id": sid}
+        return 200, reply, {"Mcp-Session-Id": sid}
 
     def find(self, sid: str | None, end: bool = False) -> Session | None:
         """The Session sid names, now its last used (ended, if end); None if there is none."""
@@ -1067,18 +1075,22 @@ class Endpoint(HttpServer):
                 self.sessions[sid] = session  # to the end: the sessions are kept in the order of their last use
         return session
 
-    def make_room(self):
-        """Forget the sessions idle longer than SESSION_IDLE_S and, while MAX_SESSIONS are still open, the one
-        unused the longest: its client sees 404 and may initialize again (spec: session expiry), and no client
-        can hold every other out by opening sessions."""
+    def make_room(self) -> bool:
+        """Forget the sessions unused longer than SESSION_IDLE_S and, while MAX_SESSIONS are still open, the one
+        unused the longest, but never a busy one (Session.busy): its client sees 404 and initializes again (spec
+        2025-11-25, basic/transports, "Session Management"), and no client can hold every other out by opening
+        sessions, nor end another's work. Whether there is room for one more."""
         now = time.monotonic()
+        idle = []
         with self.sessions_lock:
-            while self.sessions:
-                sid, session = next(iter(self.sessions.items()))  # the least recently used
-                if now - session.used <= SESSION_IDLE_S and len(self.sessions) < MAX_SESSIONS:
+            for sid, session in self.sessions.items():  # the least recently used first
+                if now - session.used <= SESSION_IDLE_S and len(self.sessions) - len(idle) < MAX_SESSIONS:
                     break
-                del self.sessions[sid]
-                session.standing.done.set()
+                if not session.busy:
+                    idle.append(sid)
+            for sid in idle:
+                self.sessions.pop(sid).standing.done.set()
+            return len(self.sessions) < MAX_SESSIONS
 
     def started(self, handler: EndpointHandler):
         """handler's POST came whole: no deadline; served from now on (long, past LONG_S)."""
@@ -1361,15 +1373,20 @@ class HttpTransport(Transport):
         if repeated is not None:  # stateless: the headers repeat what the body says
             headers |= {header: header_value(header_text_of(value)) for header, value in repeated.items()
                         if value is not None}
-        elif self.session_id:
+        elif self.session_id and message.get("method") != "initialize":  # a new session's initialize names none
             headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
         return headers
 
     def send(self, message: dict) -> dict | None:
         """POST one message: 202 means no response; a JSON body or an event stream holds the response."""
         deadline = time.monotonic() + self.timeout
+        named = self.headers_for(message).get("Mcp-Session-Id")
         try:
             self.post(self.connection, message)
+            if self.connection.status == 404 and named and not is_notification(message):
+                self.connection.read()
+                self.forget_session()
+                raise SessionExpired(f"HTTP 404: the server has forgotten session {named} (it ended, or made room)")
             self.session_id = self.connection.headers.get("mcp-session-id") or self.session_id
             if self.connection.status == 202 or is_notification(message):
                 self.connection.read()
@@ -1379,6 +1396,8 @@ class HttpTransport(Transport):
             return self.response_to(message, self.connection, deadline)
         except RPCError:
             self.connection.close()  # the rest of a body that cannot be read is not read: start afresh
+            raise
+        except SessionExpired:
             raise
         except OSError as exc:
             self.connection.close()  # the next POST starts on a fresh connection; closing is the 2026 cancel
@@ -1641,15 +1660,24 @@ class HttpTransport(Transport):
                 say(f"mcp_min: tool {tool.get('name')!r} left out: {exc}")
         result["tools"] = valid
 
-    def close(self):
-        """End the session with DELETE, then close the connections."""
-        if self.listen_connection:
-            self.cancel({}, "closing")
-        standing, self.standing_connection = self.standing_connection, None  # (so its thread does not reconnect)
+    def close_standing(self):
+        """Close the session's standing stream, if open (its thread sees it closed, and does not reconnect)."""
+        standing, self.standing_connection = self.standing_connection, None
         if standing:
             with contextlib.suppress(OSError, AttributeError):
                 standing.socket.shutdown(socket.SHUT_RDWR)
             standing.close()
+
+    def forget_session(self):
+        """The server has forgotten the session: close its standing stream, and name it no more."""
+        self.close_standing()
+        self.session_id = None
+
+    def close(self):
+        """End the session with DELETE, then close the connections."""
+        if self.listen_connection:
+            self.cancel({}, "closing")
+        self.close_standing()
         if self.session_id:
             try:
                 self.connection.request("DELETE", self.path, {"Mcp-Session-Id": self.session_id})

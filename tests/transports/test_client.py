@@ -369,6 +369,23 @@ def test_a_question_the_server_sends_outside_any_request_is_answered_from_the_st
         client.close()
 
 
+def test_a_client_whose_session_was_forgotten_initializes_again_and_gets_its_answer():
+    # Row 3 (issue 42): after a 404 of its session (forgotten, or ended), MCPClient never initialized again: every
+    # request failed. A client receiving 404 for a request with Mcp-Session-Id MUST start a new session with a new
+    # initialize, without a session id (spec 2025-11-25, basic/transports, "Session Management"); then the request goes again.
+    sent = []
+    with http_endpoint() as port:
+        client = resuming_client(port)
+        client.transport.trace = lambda direction, message: sent.append(message.get("method")) if direction == "→" else None
+        first = client.transport.session_id
+        status, _, _ = exchange(connection(port), verb="DELETE", headers={"Mcp-Session-Id": first})
+        result = client.call_tool("add", {"x": 1, "y": 2})
+        again = client.transport.session_id
+        client.close()
+    assert (status, result["content"], again not in (None, first)) == (200, [{"type": "text", "text": "3"}], True)
+    assert sent == ["tools/call", "initialize", "notifications/initialized", "tools/call"]
+
+
 def test_the_lab_offers_no_standing_stream_and_its_client_works_without_one():
     # The lab's server sends nothing outside a request: its sessions answer GET 405, and the client goes on.
     with http_endpoint(lambda: mcp_min.MCPServer("lab", "0")) as port:
