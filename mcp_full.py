@@ -488,6 +488,11 @@ class AnsweredLater(BaseException):
     """Raised by a handler whose response comes when its stream ends (subscriptions/listen): no response now."""
 
 
+class SessionExpired(ConnectionError):
+    """The server has forgotten the session a request named (HTTP 404): the client starts a new one with a new
+    initialize (spec 2025-11-25, basic/transports, "Session Management")."""
+
+
 class Transport:
     """What this layer's client transports share: the trace hook, the notifications received, and the
     answers they send back when the server asks the client something (section 7)."""
@@ -1201,7 +1206,15 @@ class MCPClient(mcp_min.MCPClient):
         if self.era == "stateless" or method == "server/discover":
             params = self.with_meta(dict(params or {}))
         with self._turn:  # (reentrant: a callback answering the server's question may ask the server in turn)
-            result = super().request(method, params)
+            try:
+                result = super().request(method, params)
+            except SessionExpired:
+                if self.era != "handshake" or method == "initialize":
+                    raise
+                # A client receiving 404 for a request naming its session MUST start a new session (2025-11-25,
+                # basic/transports, "Session Management"); the server served nothing of the request, so it goes again.
+                self.initialize(self.protocol_version)
+                result = super().request(method, params)
         problem = result_problem(method, result)
         if problem:
             raise RPCError(INTERNAL_ERROR, f"malformed response to {method}: {problem}", result)

@@ -49,7 +49,7 @@ from mcp_min import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_
     error_response, is_notification, notification, report, say
 from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MAX_KEPT_NOTIFICATIONS, MAX_MESSAGE_BYTES,
                       MISSING_CLIENT_CAPABILITY, PROTOCOL_VERSION_KEY, PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
-                      Transport, encode, header_name, is_stateless)
+                      SessionExpired, Transport, encode, header_name, is_stateless)
 from mcp_stdio import Lines, parse, same_id
 
 HEADER_MISMATCH = -32020  # 2026-07-28 over HTTP: a header disagrees with the body (spec 2026-07-28, basic, "Error Codes")
@@ -72,9 +72,10 @@ MAX_LONG = MAX_CONNECTIONS * 3 // 4  # held by streams and long POSTs together (
 LONG_S = 0.5  # a POST served longer than this is long: a tools/call takes milliseconds, so only a slow tool's is
 MAX_GET_STREAMS = 32  # GET streams open at once (each holds a connection as long as it lasts): more are 503
 MAX_STREAMS = 64  # listen streams open at once (more are 503): with MAX_GET_STREAMS, they fit in MAX_LONG
+MAX_RESUMED = 32  # GETs resuming a stream open at once, apart from MAX_GET_STREAMS (more are 503; the client retries)
 BUSY_S = 60  # a connection that waits this long for one of them to close is closed itself: every one is busy
 SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
-MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
+MAX_SESSIONS = 1000  # open at once; one more forgets the idle session unused the longest (all busy: 503)
 MAX_HEADERS = 100  # header lines in a request or a response, each MAX_HEADER_LINE bytes at most (http.server's bounds)
 MAX_HEADER_LINE = 65536
 # Resumability (spec 2025-11-25, basic/transports, "Resumability and Redelivery"): each event of a session's stream
@@ -84,7 +85,7 @@ REPLAY_S = 60  # an event is kept for replay this long after it was sent
 REPLAY_STREAM_BYTES = 1 << 20  # and at most this much of one stream's events, the oldest forgotten first
 REPLAY_BYTES = 32 << 20  # and at most this much of the whole server's
 RETRY_CAP_S = 10  # a client waits the retry it is told, or RETRY_MS untold, but never longer than this (or its timeout)
-MAX_RESUMES = 20  # times a client reconnects to one stream: a server that keeps closing it is given up on
+MAX_RESUMES = 20  # times in a row a client reconnects to a stream that brings nothing new: then it gives up
 MAX_PARSED_IN_FLIGHT = 256 * 1024 * 1024  # what the bodies being served hold at once, parsed (parsed_size); past it, 503
 
 
@@ -630,7 +631,9 @@ class HttpStream:
                 if not self.started:  # a priming event: an id to reconnect with, and no message (data is empty)
                     handler.start_events()
                     self.started = True
-                    handler.write_chunk(f"id: {self.key}.{self.number}\ndata: \n\n".encode())
+                    priming = f"id: {self.key}.{self.number}\ndata: \n\n".encode()
+                    self.log.keep(self, self.number, priming)  # kept like any event: its id finds the stream
+                    handler.write_chunk(priming)
                 handler.write_chunk(f"retry: {RETRY_MS}\n\n".encode())
                 handler.write_chunk(b"")  # the body ends whole, as the SDKs end theirs: a reader sees no error
                 handler.connection.shutdown(socket.SHUT_RDWR)
@@ -715,6 +718,11 @@ class Session:
         self.standing = HttpStream(None, True, log=log, session_id=sid)  # the GET stream, once a client opens it
         self.lock = threading.Lock()
 
+    @property
+    def busy(self) -> bool:
+        """Whether a request of the session is in flight or its standing stream is open: then it is never forgotten."""
+        return self.in_flight > 0 or self.standing.handler is not None
+
     def deliver(self):
         """The server sent something outside any request: on the GET stream at once, if one is open and no
         request is in flight (else it goes out at the end of the next POST, after that POST's own messages)."""
@@ -762,7 +770,12 @@ class EndpointHandler(HttpHandler):
         last = self.header("Last-Event-ID")
         stream, after = (session.standing, session.standing.number) if last is None else \
             self.server.log.find(session.sid, last)
-        if not self.server.get_streams.take(1):  # a connection each: they may not crowd out the POSTs
+        # A connection each: they may not crowd out the POSTs. A resume carries a request's answer: standing
+        # streams, which a session can do without, never take its place.
+        streams = self.server.get_streams if last is None else self.server.resumed
+        if not streams.take(1):
+            if last is not None:
+                return self.refuse(503, f"{MAX_RESUMED} resumed streams are open already (MAX_RESUMED): retry shortly")
             return self.refuse(503, f"{MAX_GET_STREAMS} GET streams are open already: the session works without one")
         try:
             # What the session's server sends may go out here from any thread: a client that stops reading is
@@ -779,7 +792,7 @@ class EndpointHandler(HttpHandler):
             with stream.lock:
                 self.end_events(stream)
         finally:
-            self.server.get_streams.give(1)
+            streams.give(1)
 
     def do_DELETE(self):
         """The end of the session Mcp-Session-Id names."""
@@ -813,7 +826,7 @@ class EndpointHandler(HttpHandler):
         elif version is not None and version not in PUBLISHED_VERSIONS:
             self.respond(400, error_response(None, INVALID_REQUEST, f"unknown MCP-Protocol-Version {version}"))
         elif message.get("method") == "initialize":
-            self.respond(200, *self.server.open_session(message))
+            self.respond(*self.server.open_session(message))
         else:
             session = self.session()
             if session:
@@ -1029,25 +1042,29 @@ class Endpoint(HttpServer):
         self.sessions_lock = threading.Lock()
         self.log = EventLog()  # what the sessions' streams sent, for a client that reconnects
         self.get_streams = Budget(MAX_GET_STREAMS)  # GET streams open
+        self.resumed = Budget(MAX_RESUMED)  # GETs resuming a stream open
         self.listen_streams = Budget(MAX_STREAMS)  # listen streams open
         self.parsed = Budget(MAX_PARSED_IN_FLIGHT)  # what the bodies being served hold, parsed
         self.serving = {}  # EndpointHandler -> the moment its POST arrived whole, oldest first (guarded by lock)
         super().__init__(address, EndpointHandler, MCP_PATH, allowed_hosts)  # (its watchdog starts last)
 
     def open_session(self, message: dict) -> tuple:
-        """Serve initialize with a new session's MCP server, named by an unguessable id: (its reply, the header that
-        names the session, if it opened)."""
-        self.make_room()
+        """Serve initialize with a new session's MCP server, named by an unguessable id: (the HTTP status, its reply,
+        the header that names the session, if it opened)."""
+        if not self.make_room():
+            return 503, error_response(message.get("id"), INTERNAL_ERROR, (
+                f"the server holds MAX_SESSIONS ({MAX_SESSIONS}) sessions, each busy with a request or a stream: "
+                "try again later"))
         mcp, sid = self.factory(), secrets.token_urlsafe(24)
         reply = mcp.handle(message)
         if not (reply and "result" in reply):
-            return reply, {}
+            return 200, reply, {}
         session = Session(mcp, sid, self.log)
         if isinstance(mcp, mcp_full.MCPServer):
             mcp.on_send = session.deliver  # what it sends outside a request may take the GET stream
         with self.sessions_lock:
             self.sessions[sid] = session
-        return reply, {"Mcp-Session-Id": sid}
+        return 200, reply, {"Mcp-Session-Id": sid}
 
     def find(self, sid: str | None, end: bool = False) -> Session | None:
         """The Session sid names, now its last used (ended, if end); None if there is none."""
@@ -1058,18 +1075,22 @@ class Endpoint(HttpServer):
                 self.sessions[sid] = session  # to the end: the sessions are kept in the order of their last use
         return session
 
-    def make_room(self):
-        """Forget the sessions idle longer than SESSION_IDLE_S and, while MAX_SESSIONS are still open, the one
-        unused the longest: its client sees 404 and may initialize again (spec: session expiry), and no client
-        can hold every other out by opening sessions."""
+    def make_room(self) -> bool:
+        """Forget the sessions unused longer than SESSION_IDLE_S and, while MAX_SESSIONS are still open, the one
+        unused the longest, but never a busy one (Session.busy): its client sees 404 and initializes again (spec
+        2025-11-25, basic/transports, "Session Management"), and no client can hold every other out by opening
+        sessions, nor end another's work. Whether there is room for one more."""
         now = time.monotonic()
+        idle = []
         with self.sessions_lock:
-            while self.sessions:
-                sid, session = next(iter(self.sessions.items()))  # the least recently used
-                if now - session.used <= SESSION_IDLE_S and len(self.sessions) < MAX_SESSIONS:
+            for sid, session in self.sessions.items():  # the least recently used first
+                if now - session.used <= SESSION_IDLE_S and len(self.sessions) - len(idle) < MAX_SESSIONS:
                     break
-                del self.sessions[sid]
-                session.standing.done.set()
+                if not session.busy:
+                    idle.append(sid)
+            for sid in idle:
+                self.sessions.pop(sid).standing.done.set()
+            return len(self.sessions) < MAX_SESSIONS
 
     def started(self, handler: EndpointHandler):
         """handler's POST came whole: no deadline; served from now on (long, past LONG_S)."""
@@ -1090,7 +1111,8 @@ class Endpoint(HttpServer):
                     if now - since > LONG_S and not handler.streaming]
         # The streams hold theirs first; the oldest long POSTs the rest. One stopped but still running (its tool
         # heeds no cancel) holds its connection still, so it counts.
-        for handler in long[max(0, MAX_LONG - self.listen_streams.used - self.get_streams.used):]:
+        streams = self.listen_streams.used + self.get_streams.used + self.resumed.used
+        for handler in long[max(0, MAX_LONG - streams):]:
             handler.stop()
 
     def server_close(self):
@@ -1351,15 +1373,20 @@ class HttpTransport(Transport):
         if repeated is not None:  # stateless: the headers repeat what the body says
             headers |= {header: header_value(header_text_of(value)) for header, value in repeated.items()
                         if value is not None}
-        elif self.session_id:
+        elif self.session_id and message.get("method") != "initialize":  # a new session's initialize names none
             headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
         return headers
 
     def send(self, message: dict) -> dict | None:
         """POST one message: 202 means no response; a JSON body or an event stream holds the response."""
         deadline = time.monotonic() + self.timeout
+        named = self.headers_for(message).get("Mcp-Session-Id")
         try:
             self.post(self.connection, message)
+            if self.connection.status == 404 and named and not is_notification(message):
+                self.connection.read()
+                self.forget_session()
+                raise SessionExpired(f"HTTP 404: the server has forgotten session {named} (it ended, or made room)")
             self.session_id = self.connection.headers.get("mcp-session-id") or self.session_id
             if self.connection.status == 202 or is_notification(message):
                 self.connection.read()
@@ -1369,6 +1396,8 @@ class HttpTransport(Transport):
             return self.response_to(message, self.connection, deadline)
         except RPCError:
             self.connection.close()  # the rest of a body that cannot be read is not read: start afresh
+            raise
+        except SessionExpired:
             raise
         except OSError as exc:
             self.connection.close()  # the next POST starts on a fresh connection; closing is the 2026 cancel
@@ -1404,11 +1433,14 @@ class HttpTransport(Transport):
         """The messages of the body on connection, each as it arrives. An event stream that ends early, having given an
         event id, is resumed (spec 2025-11-25, basic/transports, "Resumability and Redelivery") if its connection was
         cut (an error of cut), or if it ended after a retry field (a server SHOULD send one before it closes the
-        connection, not the stream): after the retry, with GET and Last-Event-ID, up to MAX_RESUMES times. A stream
-        that ends with neither is over, and so is one on a connection this transport let go of (close)."""
+        connection, not the stream): after the retry, with GET and Last-Event-ID, up to MAX_RESUMES times in a row
+        that bring nothing new (a stream that goes on after each end is followed however often it ends). A stream
+        that ends with neither is over, and so is one on a connection this transport let go of (close). A GET
+        refused 503 (the server is busy) is tried again after the retry, as one more reconnection."""
         cursor = {} if cursor is None else cursor  # the stream's last event id and retry, and how often it was resumed
-        for resumes in range(MAX_RESUMES + 1):
-            cursor["resumes"], stopped = resumes, False
+        cursor["resumes"] = reconnections = 0
+        while True:
+            stopped, resumed_after = False, cursor.get("id")
             try:
                 yield from self.messages(connection, deadline, traced, cursor)
             except cut:
@@ -1419,9 +1451,16 @@ class HttpTransport(Transport):
                     self.connection, self.standing_connection):
                 return
             connection.close()
-            self.wait_retry(cursor, deadline)
-            self.resume(connection, cursor["id"], deadline)
-        raise ConnectionError(f"the event stream ended {MAX_RESUMES + 1} times before its end")
+            if cursor["id"] != resumed_after:
+                reconnections = 0  # the stream went on: only failures in a row count against MAX_RESUMES
+            resumed = False
+            while not resumed:
+                if reconnections == MAX_RESUMES:
+                    raise ConnectionError(f"the event stream ended {MAX_RESUMES + 1} times in a row, bringing nothing new")
+                reconnections += 1
+                self.wait_retry(cursor, deadline)
+                resumed = self.resume(connection, cursor["id"], deadline)
+            cursor["resumes"] += 1
 
     def wait_retry(self, cursor: dict, deadline: float):
         """Wait before reconnecting: the retry the stream gave (a client MUST, 2025-11-25), bounded by RETRY_CAP_S."""
@@ -1440,9 +1479,10 @@ class HttpTransport(Transport):
             headers["Last-Event-ID"] = last_event_id
         connection.request("GET", self.path, headers)
 
-    def resume(self, connection: HttpConnection, last_event_id: str, deadline: float):
+    def resume(self, connection: HttpConnection, last_event_id: str, deadline: float) -> bool:
         """Reconnect to a stream with GET and Last-Event-ID: its response, carrying what the stream sent since, is read
-        on connection from now on (its head within the timeout; its body by deadline)."""
+        on connection from now on (its head within the timeout; its body by deadline). False if the server is busy
+        (503): the stream is still there, to resume a moment later."""
         connection.timeout = max(0.01, min(deadline - time.monotonic(), self.timeout))
         try:
             self.get(connection, last_event_id)
@@ -1451,8 +1491,11 @@ class HttpTransport(Transport):
         if connection.status != 200 or not connection.is_event_stream:
             body = connection.read()[:200].decode(errors="replace")
             connection.close()
+            if connection.status == 503:
+                return False
             raise ConnectionError(f"HTTP {connection.status}: resuming the stream after {last_event_id} failed: {body}")
         connection.deadline = deadline
+        return True
 
     def open_standing_stream(self):
         """GET the session's standing stream (2025-11-25, "Listening for Messages from the Server"): 405 means the
@@ -1617,15 +1660,24 @@ class HttpTransport(Transport):
                 say(f"mcp_min: tool {tool.get('name')!r} left out: {exc}")
         result["tools"] = valid
 
-    def close(self):
-        """End the session with DELETE, then close the connections."""
-        if self.listen_connection:
-            self.cancel({}, "closing")
-        standing, self.standing_connection = self.standing_connection, None  # (so its thread does not reconnect)
+    def close_standing(self):
+        """Close the session's standing stream, if open (its thread sees it closed, and does not reconnect)."""
+        standing, self.standing_connection = self.standing_connection, None
         if standing:
             with contextlib.suppress(OSError, AttributeError):
                 standing.socket.shutdown(socket.SHUT_RDWR)
             standing.close()
+
+    def forget_session(self):
+        """The server has forgotten the session: close its standing stream, and name it no more."""
+        self.close_standing()
+        self.session_id = None
+
+    def close(self):
+        """End the session with DELETE, then close the connections."""
+        if self.listen_connection:
+            self.cancel({}, "closing")
+        self.close_standing()
         if self.session_id:
             try:
                 self.connection.request("DELETE", self.path, {"Mcp-Session-Id": self.session_id})

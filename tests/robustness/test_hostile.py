@@ -26,8 +26,8 @@ import mcp_http
 import mcp_stdio
 import server_demo
 from mcp_full import MCPClient, MCPServer, RPCError, notification, request
-from harness import (DEMO, HERE, TIMEOUT, chunked, http_endpoint, pong, raw, scripted_http, stateless, text_result,
-                     wait_until)
+from harness import (DEMO, HERE, TIMEOUT, chunked, connection, http_endpoint, open_session, pong, raw, scripted_http,
+                     stateless, text_result, wait_until)
 from sample_servers import (ELICIT_META, INIT, META, asking_server, confirming_server, course_server, first_state,
                             holding_server, retry)
 
@@ -185,6 +185,51 @@ def test_a_session_in_use_outlives_one_left_idle():
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def standing_stream(port: int, session: str):
+    """A connection holding session's standing GET stream open (its head read)."""
+    conn = connection(port)
+    conn.request("GET", "/mcp", headers={"Mcp-Session-Id": session, "Accept": "text/event-stream"})
+    assert conn.getresponse().status == 200
+    return conn
+
+
+def test_a_crowd_of_initializes_forgets_only_idle_sessions_and_is_refused_once_every_one_is_busy(monkeypatch):
+    # Row 3 (issue 42): past MAX_SESSIONS an initialize forgot the session unused the longest, busy or not: 1,000 in
+    # 1.3 s from any local process ended every working session. Now a session with a request in flight or a stream
+    # open is never forgotten; when every one is busy, the initialize is refused 503, -32603 naming the limit.
+    monkeypatch.setattr(mcp_http, "MAX_SESSIONS", 3)
+    entered, released = threading.Event(), threading.Event()
+    server = MCPServer("busy")
+
+    @server.tool()
+    def hold() -> str:
+        """Wait until released."""
+        entered.set()
+        released.wait(TIMEOUT)
+        return "released"
+    with http_endpoint(server) as port:
+        streaming = open_session(connection(port))
+        stream = standing_stream(port, streaming)
+        calling = connection(port)
+        called = open_session(calling)
+        calling.request("POST", "/mcp", json.dumps(request(2, "tools/call", {"name": "hold", "arguments": {}})),
+                        {"Mcp-Session-Id": called, "Content-Type": "application/json", "Accept": "application/json"})
+        try:
+            assert entered.wait(TIMEOUT)  # the call is in flight
+            crowd = [session_of(raw(port, post_bytes(INITIALIZE_BODY, {}))) for _ in range(5)]  # idle, each forgets the last
+            statuses = [status_of(raw(port, post_bytes(PING, {"Mcp-Session-Id": sid}))) for sid in (streaming, called)]
+            assert (statuses, len(set(crowd))) == ([200, 200], 5)
+            third = standing_stream(port, crowd[-1])  # now every session is busy
+            refused = raw(port, post_bytes(INITIALIZE_BODY, {}))
+        finally:
+            released.set()
+        assert (status_of(refused), body_of(refused)) == (503, {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message":
+            "the server holds MAX_SESSIONS (3) sessions, each busy with a request or a stream: try again later"}})
+        assert calling.getresponse().status == 200
+        for conn in (stream, calling, third):
+            conn.close()
 
 
 @pytest.mark.parametrize("case, headers, extra, status, error", [

@@ -6,6 +6,7 @@ Each test is bounded by TIMEOUT and runs on loopback; none sleeps to let a threa
 import contextlib
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -23,8 +24,8 @@ import mcp_http
 import mcp_min
 import server_demo
 from mcp_full import RPCError, error_response, notification, request, response
-from harness import (HERE, TIMEOUT, connected, event_stream, http_endpoint, initialize_request, raw, scripted_http,
-                     stateless, wait_until)
+from harness import (HERE, TIMEOUT, connected, connection, event_stream, exchange, http_endpoint, initialize_request,
+                     open_session, raw, scripted_http, stateless, text_result, wait_until)
 from sample_servers import META
 
 
@@ -915,3 +916,66 @@ def test_a_list_read_while_another_thread_adds_to_it_is_always_whole():
         done.set()
         lister.join(TIMEOUT)
     assert failed == []
+
+
+# ---- round four (issue 42): no answer lost to a resume, a crowd or an eviction ----
+
+def late_server(released: threading.Event) -> mcp_full.MCPServer:
+    """A server whose tool late closes its stream's connection before any event, then answers once released."""
+    server = mcp_full.MCPServer("late")
+
+    @server.tool()
+    def late(ctx: mcp_full.Context) -> str:
+        """Close the stream's connection, wait until released, answer."""
+        ctx.close_stream()
+        released.wait(TIMEOUT)
+        return "late"
+    return server
+
+
+def cut_call(port: int) -> tuple:
+    """A new session calls late, and its stream's connection is cut: (the session, the last event id it was given)."""
+    conn = connection(port)
+    session = open_session(conn)
+    status, _, body = exchange(conn, request(2, "tools/call", {"name": "late", "arguments": {}}), {"Mcp-Session-Id": session})
+    conn.close()
+    assert (status, b"retry: 1000" in body) == (200, True)
+    return session, re.findall(r"^id: (\S+)$", body.decode(), re.M)[-1]
+
+
+def resume(port: int, session: str, last: str):
+    """GET the stream after last: the response, its head read."""
+    conn = connection(port)
+    conn.request("GET", "/mcp", headers={"Mcp-Session-Id": session, "Last-Event-ID": last, "Accept": "text/event-stream"})
+    return conn.getresponse()
+
+
+def test_an_answer_given_after_close_stream_reaches_the_client_that_resumed_before_it():
+    # Row 1: the priming event's id (the cut came before any event) named no stream kept, so a client that resumed
+    # before the tool answered (RETRY_MS, a second, later) got 400 and lost the answer. Now the priming event is kept.
+    released = threading.Event()
+    with http_endpoint(late_server(released)) as port:
+        session, last = cut_call(port)
+        try:
+            reply = resume(port, session, last)
+        finally:
+            released.set()
+        assert (reply.status, event_stream(reply.read())) == (200, [response(2, text_result("late"))])
+
+
+def test_standing_streams_at_their_cap_leave_room_for_a_resume(monkeypatch):
+    # Row 2: a resume counted against the MAX_GET_STREAMS (32) standing streams, so 32 clients' standing streams made
+    # everyone else's resume 503 and its answer lost. Now resumes have a budget of their own (here: the cap is 1).
+    monkeypatch.setattr(mcp_http, "MAX_GET_STREAMS", 1)
+    released = threading.Event()
+    with http_endpoint(late_server(released)) as port:
+        standing = connection(port)
+        standing.request("GET", "/mcp", headers={"Mcp-Session-Id": open_session(standing), "Accept": "text/event-stream"})
+        assert standing.getresponse().status == 200  # the one standing stream allowed is open
+        session, last = cut_call(port)
+        try:
+            reply = resume(port, session, last)
+        finally:
+            released.set()
+        assert (reply.status, event_stream(reply.read())) == (200, [response(2, text_result("late"))])
+        standing.close()

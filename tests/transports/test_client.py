@@ -369,6 +369,23 @@ def test_a_question_the_server_sends_outside_any_request_is_answered_from_the_st
         client.close()
 
 
+def test_a_client_whose_session_was_forgotten_initializes_again_and_gets_its_answer():
+    # Row 3 (issue 42): after a 404 of its session (forgotten, or ended), MCPClient never initialized again: every
+    # request failed. A client receiving 404 for a request with Mcp-Session-Id MUST start a new session with a new
+    # initialize, without a session id (spec 2025-11-25, basic/transports, "Session Management"); then the request goes again.
+    sent = []
+    with http_endpoint() as port:
+        client = resuming_client(port)
+        client.transport.trace = lambda direction, message: sent.append(message.get("method")) if direction == "→" else None
+        first = client.transport.session_id
+        status, _, _ = exchange(connection(port), verb="DELETE", headers={"Mcp-Session-Id": first})
+        result = client.call_tool("add", {"x": 1, "y": 2})
+        again = client.transport.session_id
+        client.close()
+    assert (status, result["content"], again not in (None, first)) == (200, [{"type": "text", "text": "3"}], True)
+    assert sent == ["tools/call", "initialize", "notifications/initialized", "tools/call"]
+
+
 def test_the_lab_offers_no_standing_stream_and_its_client_works_without_one():
     # The lab's server sends nothing outside a request: its sessions answer GET 405, and the client goes on.
     with http_endpoint(lambda: mcp_min.MCPServer("lab", "0")) as port:
@@ -431,6 +448,48 @@ def test_the_client_waits_the_retry_it_was_told_before_it_reconnects_and_then_ge
         started = time.monotonic()
         assert transport.send(request(1, "ping")) == pong(1)
         assert (time.monotonic() - started >= 0.2, len(opened)) == (True, 2)
+
+
+PRIMED = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+          + chunked(b"id: p.1\nretry: 50\ndata: \n\n"))  # a priming event, then the connection's end: resume after p.1
+BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+        b"Connection: close\r\n\r\n{}")
+
+
+def test_a_resume_refused_503_is_tried_again_after_the_retry_and_gets_the_answer():
+    # Row 2 (issue 42): a busy server's 503 to the resume was a ConnectionError, and the answer lost; the stream is
+    # still there, so the client waits the retry and tries again, as one more of its MAX_RESUMES reconnections.
+    resumed = event_stream_answer(b"id: p.2\nevent: message\ndata: " + json.dumps(pong(1)).encode() + b"\n\n")
+    with scripted_http(PRIMED, BUSY, BUSY, resumed) as (port, opened):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        assert (transport.send(request(1, "ping")), len(opened)) == (pong(1), 4)
+
+
+
+def ended_after(event_id: bytes) -> bytes:
+    """A resumed stream that gives the event event_id (no message) and ends, asking for a reconnection."""
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            + chunked(b"id: " + event_id + b"\nretry: 1\ndata: \n\n"))
+
+
+def test_a_stream_that_goes_on_after_each_end_is_resumed_however_often_it_ends():
+    # Row 7 (issue 42): every reconnection in a stream's life counted against MAX_RESUMES (20), so one the server ends
+    # from time to time was given up after 21 ends. Now only reconnections in a row that bring nothing new count.
+    answered = event_stream_answer(b"id: p.30\nevent: message\ndata: " + json.dumps(pong(1)).encode() + b"\n\n")
+    ends = [ended_after(b"p.%d" % number) for number in range(2, 30)]  # 28 reconnections, each bringing an event
+    with scripted_http(PRIMED, *ends, answered) as (port, opened):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        assert (transport.send(request(1, "ping")), len(opened)) == (pong(1), 30)
+
+
+def test_a_stream_that_brings_nothing_new_is_given_up_after_max_resumes_and_no_more_gets_are_sent(monkeypatch):
+    # The bound in a row still holds; and the client sends no GET past it that it would never read (before: one more).
+    monkeypatch.setattr(mcp_http, "MAX_RESUMES", 3)
+    with scripted_http(PRIMED, *[ended_after(b"p.1")] * 3) as (port, opened):
+        transport = mcp_http.HttpTransport(f"http://127.0.0.1:{port}/mcp", timeout=TIMEOUT)
+        with pytest.raises(ConnectionError) as raised:
+            transport.send(request(1, "ping"))
+    assert (str(raised.value), len(opened)) == ("the event stream ended 4 times in a row, bringing nothing new", 4)
 
 
 def test_an_empty_event_id_leaves_nothing_to_resume_and_the_stream_is_over():
