@@ -176,7 +176,7 @@ def repeated_headers(message: dict, schema: dict | None = None) -> dict | None:
         return None
     method = message.get("method")
     headers = {"MCP-Protocol-Version": meta[PROTOCOL_VERSION_KEY], "Mcp-Method": method}
-    if method in NAMED_METHODS:
+    if isinstance(method, str) and method in NAMED_METHODS:  # a list or an object is no key: it names nothing
         headers["Mcp-Name"] = params.get(NAMED_METHODS[method])
     if schema is not None and isinstance(params.get("arguments"), dict):
         headers |= param_headers(schema, params["arguments"])

@@ -301,6 +301,26 @@ def test_a_bad_base64_mcp_name_is_a_header_mismatch(case, name):
             "code": -32020, "message": "the Mcp-Name header is not a valid =?base64?...?= value"})
 
 
+@pytest.mark.parametrize("case, method, params, headers, status, error", [
+    ("a method that is a list", ["tools/call"], {"name": "add"}, {"Mcp-Method": "tools/call", "Mcp-Name": "add"},
+     400, {"code": -32020, "message": "the Mcp-Method header does not match the body"}),
+    ("a method that is an object", {"tools/call": 1}, {}, {"Mcp-Method": "tools/call"},
+     400, {"code": -32020, "message": "the Mcp-Method header does not match the body"}),
+    ("a method that is a list, the header its text", ["tools/call"], {}, {"Mcp-Method": "['tools/call']"},
+     400, {"code": -32600, "message": "method must be a string"}),
+    ("a name that is a list", "tools/call", {"name": ["add"]}, {"Mcp-Method": "tools/call", "Mcp-Name": "add"},
+     400, {"code": -32020, "message": "the Mcp-Name header does not match the body"}),
+    ("a name that is an object", "prompts/get", {"name": {"a": 1}}, {"Mcp-Method": "prompts/get", "Mcp-Name": "a"},
+     400, {"code": -32020, "message": "the Mcp-Name header does not match the body"}),
+])
+def test_a_stateless_method_or_name_of_the_wrong_type_is_a_json_rpc_error(case, method, params, headers, status, error):
+    # A method that is a list or an object once raised TypeError while its headers were compared: no response.
+    message = {**request(1, "tools/list", {**params, "_meta": META}), "method": method}
+    with http_endpoint() as port:
+        reply = raw(port, post_bytes(json.dumps(message).encode(), {"MCP-Protocol-Version": "2026-07-28", **headers}))
+        assert (status_of(reply), body_of(reply)) == (status, {"jsonrpc": "2.0", "id": 1, "error": error})
+
+
 def test_server_discover_whose_meta_is_not_an_object_is_400():
     # It raised inside the handler once: now -32602, status 400.
     with http_endpoint() as port:
