@@ -490,10 +490,26 @@ class HttpServer(http.server.ThreadingHTTPServer):
 # through self.server (as http.server's handlers do). An MCP server ("mcp" throughout) answers: the endpoint's own
 # for the stateless requests, each handshake session's for that session's.
 
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")  # half of a character past U+FFFF, escaped (\uD800 to \uDBFF)
+NON_BMP_LEAD = re.compile(rb"[\xf0-\xf4]")  # the first byte of a character past U+FFFF in UTF-8
+
+
 def parsed_size(body: bytes) -> int:
-    """About the bytes json.loads makes of body: each object or array ~64, each string ~50, each item's slot 8."""
-    # A 4 MiB body of {}s parses to some 100 MB: what a request holds while its tool runs is this, not its length.
-    return len(body) + 64 * (body.count(b"{") + body.count(b"[")) + 25 * body.count(b'"') + 8 * body.count(b",")
+    """At least the bytes parse() holds at its peak for body, itself included (tracemalloc), and at most 4 times that
+    for floats, integers, strings of any characters and deep nesting (tests/transports/test_parse.py measures it)."""
+    # What a string costs depends on its widest character: 1, 2 or 4 bytes each, for the decoded text and for each
+    # string (Python's str, PEP 393). Decoding UTF-8 or an escape widens a buffer, and both are held as it does.
+    size = len(body)
+    if body.isascii():
+        text, width = size, 4 if SURROGATE_ESCAPE.search(body) else 2 if b"\\u" in body else 1
+    else:
+        width = 4 if NON_BMP_LEAD.search(body) or SURROGATE_ESCAPE.search(body) else 2
+        text = (1 + width) * size
+    quotes = body.count(b'"') - body.count(b'\\"') + body.count(b'\\\\"')  # \" is no quote, \\" is one
+    # Each string ~80 bytes besides its characters; each value's slot and number ~48; each key's entry in its object
+    # and in the decoder's memo of keys ~200; each array or object ~100.
+    return (size + text + (5 * (1 + width) + 1) * size // 4 + 40 * quotes + 48 * body.count(b",")
+            + 200 * body.count(b":") + 100 * (body.count(b"[") + body.count(b"{")))
 
 
 class Budget:
