@@ -77,6 +77,7 @@ SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
 MAX_HEADERS = 100  # header lines in a request or a response, each MAX_HEADER_LINE bytes at most (http.server's bounds)
 MAX_HEADER_LINE = 65536
+BODY_PIECE = 65536  # a body is read, and charged to MAX_PARSED_IN_FLIGHT, this much at a time at most
 # Resumability (spec 2025-11-25, basic/transports, "Resumability and Redelivery"): each event of a session's stream
 # carries an id, and what a stream sent is kept for a client that reconnects with GET and Last-Event-ID.
 RETRY_MS = 1000  # the wait a server that closes a stream's connection early asks of the client before it reconnects
@@ -327,15 +328,22 @@ class HttpHandler(http.server.BaseHTTPRequestHandler):
             return int(length)
         return None
 
-    def read_body(self, length: int) -> bytes | None:
-        """The request's body, 100 Continue sent first if the client waits for it; None if it never came whole."""
+    def read_body(self, length: int, admit) -> bytes | None:
+        """The request's body, 100 Continue sent first if the client waits for it, each piece let in by admit(its
+        length) as it arrives; None if it never came whole, or admit refused a piece (and said so)."""
         if self.continue_expected:
             self.handle_expect_100()  # only now: a body the server refuses is never sent
-        body = self.rfile.read(length)
-        if len(body) < length:
-            self.close_connection = True
-            return None  # the client went away, or the watchdog cut it off
-        return body
+        pieces, left = [], length  # what a head claims costs nothing until its bytes come
+        while left:
+            piece = self.rfile.read1(min(left, BODY_PIECE))
+            if not piece:
+                self.close_connection = True
+                return None  # the client went away, or the watchdog cut it off
+            if not admit(len(piece)):
+                return None
+            pieces.append(piece)
+            left -= len(piece)
+        return b"".join(pieces)
 
     def refuse(self, status: int, reason: str, body: bytes | None = None) -> bool:
         """Respond status with body (error_body's for reason, if None), drain what the client still sends, and close:
@@ -811,9 +819,9 @@ class EndpointHandler(HttpHandler):
         if not self.is_allowed():
             return
         length = self.body_length()
-        if length is None or not self.reserve(length):  # before the body is read, its bytes; once read, its parse's
+        if length is None:
             return
-        body = self.read_body(length)
+        body = self.read_body(length, self.reserve)  # its bytes as they arrive; once read, its parse's
         if body is None or not self.reserve(parsed_size(body) - len(body)):
             return
         self.server.started(self)  # serving it may take as long as its tool needs (past LONG_S, MAX_LONG allowing)

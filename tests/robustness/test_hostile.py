@@ -767,3 +767,31 @@ def test_a_long_run_of_sessions_and_calls_leaves_nothing_behind(monkeypatch):
         while threading.active_count() > before + 2 and time.monotonic() < deadline:
             time.sleep(0.1)  # the last connections' threads end once the watchdog has cut them
         assert threading.active_count() <= before + 2  # the serving thread and its watchdog
+
+
+# ---- round four (issue 42): no lock-out by what a peer claims, every wait with a deadline ----
+
+def claiming_heads(port: int, count: int) -> list:
+    """count connections, each a POST head claiming a body of MAX_MESSAGE_BYTES that never comes, each past the
+    server's checks (its 100 Continue read): what the server reserves for a claim, it has reserved."""
+    heads = []
+    for _ in range(count):
+        conn = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+        heads.append(conn)
+        conn.sendall(post_bytes(b"", {"Content-Length": str(mcp_full.MAX_MESSAGE_BYTES), "Expect": "100-continue"}))
+        assert conn.recv(100).startswith(b"HTTP/1.1 100 Continue")
+    return heads
+
+
+def test_heads_claiming_bodies_they_never_send_hold_none_of_the_parsed_budget(monkeypatch):
+    # Row 4: 64 heads claiming 4 MiB each reserved the whole 256 MiB budget, and everyone else's POST got 503 for
+    # REQUEST_S. Now bytes are charged as they arrive: here 4 heads claim the whole 16 MiB, and a call is served.
+    monkeypatch.setattr(mcp_http, "MAX_PARSED_IN_FLIGHT", 4 * mcp_full.MAX_MESSAGE_BYTES)
+    with http_endpoint() as port:
+        heads = claiming_heads(port, 4)
+        try:
+            reply = raw(port, post_bytes(*stateless_bytes(1)))
+            assert (status_of(reply), body_of(reply)["result"]["tools"][0]["name"]) == (200, "add")
+        finally:
+            for conn in heads:
+                conn.close()
