@@ -77,6 +77,7 @@ SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; one more forgets the session unused the longest
 MAX_HEADERS = 100  # header lines in a request or a response, each MAX_HEADER_LINE bytes at most (http.server's bounds)
 MAX_HEADER_LINE = 65536
+DRAIN_S = 2  # a refused request's connection reads what its client still sends this long at most, then closes
 BODY_PIECE = 65536  # a body is read, and charged to MAX_PARSED_IN_FLIGHT, this much at a time at most
 # Resumability (spec 2025-11-25, basic/transports, "Resumability and Redelivery"): each event of a session's stream
 # carries an id, and what a stream sent is kept for a client that reconnects with GET and Last-Event-ID.
@@ -352,10 +353,12 @@ class HttpHandler(http.server.BaseHTTPRequestHandler):
         self.send_whole(status, self.error_body(reason) if body is None else body, self.refusal_type,
                         {"Connection": "close"})
         self.connection.shutdown(socket.SHUT_WR)  # the response is complete, and the client sees it end
-        self.connection.settimeout(2)
+        deadline = time.monotonic() + DRAIN_S  # in all: a client that trickles bytes holds its slot no longer
         try:  # read what the client still sends (a body it writes before reading), so that it reads the response
-            while self.connection.recv(1 << 20):
-                pass
+            while (left := deadline - time.monotonic()) > 0:
+                self.connection.settimeout(left)
+                if not self.connection.recv(1 << 20):
+                    break
         except OSError:
             pass  # the client closed, or took too long: either way the response is out
         return False

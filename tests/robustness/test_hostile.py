@@ -5,6 +5,7 @@ the lab. Waits are bounded and everything stays on loopback; no test asserts tha
 """
 
 import base64
+import contextlib
 import http.client
 import io
 import json
@@ -794,4 +795,37 @@ def test_heads_claiming_bodies_they_never_send_hold_none_of_the_parsed_budget(mo
             assert (status_of(reply), body_of(reply)["result"]["tools"][0]["name"]) == (200, "add")
         finally:
             for conn in heads:
+                conn.close()
+
+
+def answer_of(conn: socket.socket) -> bytes:
+    """What the server sends on conn until it ends its side (or TIMEOUT)."""
+    received = b""
+    while chunk := conn.recv(65536):
+        received += chunk
+    return received
+
+
+def test_a_refused_request_whose_client_keeps_trickling_is_closed_all_the_same(quick_deadlines):
+    # Row 5: the drain after a refusal waited 2 s for each next byte, and no deadline in all: 128 refused GETs kept
+    # open by a byte a second held every slot. Now the drain has a deadline of its own; here 4 fill the server.
+    refused = b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"  # no session: 405
+    with http_endpoint() as port:
+        conns = [socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) for _ in range(4)]
+        try:
+            for conn in conns:
+                conn.sendall(refused)
+            assert [status_of(answer_of(conn)) for conn in conns] == [405] * 4  # answered, the server's side ended
+            trickling, deadline = set(conns), time.monotonic() + TIMEOUT
+            while trickling and time.monotonic() < deadline:
+                for conn in list(trickling):
+                    try:
+                        conn.send(b"x")  # a byte each tenth of a second, as long as the server keeps the connection
+                    except OSError:
+                        trickling.discard(conn)  # reset: the server closed it
+                time.sleep(0.1)
+            assert trickling == set()  # every one closed within TIMEOUT
+            assert status_of(raw(port, post_bytes(*stateless_bytes(1)))) == 200  # and the server serves
+        finally:
+            for conn in conns:
                 conn.close()
