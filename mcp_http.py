@@ -84,7 +84,9 @@ BODY_PIECE = 65536  # a body is read, and charged to MAX_PARSED_IN_FLIGHT, this 
 RETRY_MS = 1000  # the wait a server that closes a stream's connection early asks of the client before it reconnects
 REPLAY_S = 60  # an event is kept for replay this long after it was sent
 REPLAY_STREAM_BYTES = 1 << 20  # and at most this much of one stream's events, the oldest forgotten first
-REPLAY_BYTES = 32 << 20  # and at most this much of the whole server's
+REPLAY_BYTES = 32 << 20  # and at most this much of the whole server's, each event's entries counted with its bytes
+EVENT_ENTRY_BYTES = 256  # what keeping an event costs besides its bytes (its entries in the log and its stream: ~210)
+SWEEP_S = 1  # this often the log forgets the streams that ended after their events had expired
 RETRY_CAP_S = 10  # a client waits the retry it is told, or RETRY_MS untold, but never longer than this (or its timeout)
 MAX_RESUMES = 20  # times a client reconnects to one stream: a server that keeps closing it is given up on
 MAX_PARSED_IN_FLIGHT = 256 * 1024 * 1024  # what the bodies being served hold at once, parsed (parsed_size); past it, 503
@@ -693,8 +695,10 @@ class EventLog:
     def __init__(self):
         self.lock = threading.Lock()
         self.order = collections.deque()  # (stream, number, size, when) of each event kept, oldest first
-        self.bytes = 0
+        self.bytes = 0  # of the events kept, and EVENT_ENTRY_BYTES for each entry of order
         self.streams = {}  # stream key -> HttpStream: those with events kept, or still running
+        self.emptied = {}  # stream key -> HttpStream: running when its last event was forgotten (kept for a resume)
+        self.swept = time.monotonic()
 
     def keep(self, stream: HttpStream, number: int, event: bytes):
         """Keep one event of stream; forget the oldest ones past the bounds."""
@@ -704,7 +708,7 @@ class EventLog:
             stream.kept.append((number, event))
             stream.kept_bytes += len(event)
             self.order.append((stream, number, len(event), now))
-            self.bytes += len(event)
+            self.bytes += len(event) + EVENT_ENTRY_BYTES
             while stream.kept_bytes > REPLAY_STREAM_BYTES:
                 _, old = stream.kept.popleft()
                 stream.kept_bytes -= len(old)
@@ -712,15 +716,26 @@ class EventLog:
             self.forget(now)
 
     def forget(self, now: float):
-        """(Holding lock.) Forget the events older than REPLAY_S, and the oldest while over REPLAY_BYTES."""
+        """(Holding lock.) Forget the events older than REPLAY_S, and the oldest while over REPLAY_BYTES; every
+        SWEEP_S, the streams that have ended since their last event was forgotten."""
         while self.order and (self.bytes > REPLAY_BYTES or self.order[0][3] < now - REPLAY_S):
             stream, number, size, _ = self.order.popleft()
+            self.bytes -= EVENT_ENTRY_BYTES
             if stream.kept and stream.kept[0][0] == number:  # (else forgotten already, past its stream's bound)
                 stream.kept.popleft()
                 stream.kept_bytes -= size
                 self.bytes -= size
             if not stream.kept and stream.done.is_set():
                 self.streams.pop(stream.key, None)
+            elif not stream.kept:
+                self.emptied[stream.key] = stream  # a running stream: a client that missed nothing may resume it
+        if now - self.swept >= SWEEP_S:
+            self.swept = now
+            for key, stream in list(self.emptied.items()):
+                if stream.kept or stream.done.is_set():
+                    del self.emptied[key]
+                if not stream.kept and stream.done.is_set():
+                    self.streams.pop(key, None)
 
     def find(self, session_id: str, event_id: str) -> tuple:
         """The stream of session_id that event_id names, and the event's number; (None, 0) if none is kept."""

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+import tracemalloc
 
 import pytest
 
@@ -829,3 +830,38 @@ def test_a_refused_request_whose_client_keeps_trickling_is_closed_all_the_same(q
         finally:
             for conn in conns:
                 conn.close()
+
+
+# ---- round four (issue 42): the replay log within its bound ----
+
+NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}
+
+
+def test_the_replay_log_holds_its_events_and_their_entries_within_replay_bytes(monkeypatch):
+    # Row 9: each event's entry (~160 B) was kept outside the REPLAY_BYTES bound: 600,000 small events held 125 MB
+    # against 32 MiB. Now each event counts its entries too; here 30,000 events on 10 streams, a bound of 1 MiB
+    # (before: 2.8 MB held; after: 0.9 MB).
+    monkeypatch.setattr(mcp_http, "REPLAY_BYTES", 1 << 20)
+    log = mcp_http.EventLog()
+    streams = [mcp_http.HttpStream(None, True, log=log, session_id="s") for _ in range(10)]
+    tracemalloc.start()
+    try:
+        for n in range(30_000):
+            streams[n % 10].send(NOTE)  # no connection: each is kept for a resume
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held <= 1 << 20, held
+
+
+def test_the_streams_of_ended_sessions_whose_events_expired_are_forgotten(monkeypatch):
+    # Row 9: a stream whose events expired before it ended stayed in the log for good (402 of 500). Here every
+    # event expires at once, and each stream ends after (a session's DELETE sets its standing stream's done).
+    monkeypatch.setattr(mcp_http, "REPLAY_S", -1)
+    monkeypatch.setattr(mcp_http, "SWEEP_S", 0)  # look at the ended streams each time (every second, unpatched)
+    log = mcp_http.EventLog()
+    for n in range(500):
+        stream = mcp_http.HttpStream(None, True, log=log, session_id=f"s{n}")
+        stream.send(NOTE)
+        stream.done.set()
+    assert log.find("s0", "none.1") == (None, 0) and log.streams == {}
