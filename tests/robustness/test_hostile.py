@@ -865,3 +865,18 @@ def test_the_streams_of_ended_sessions_whose_events_expired_are_forgotten(monkey
         stream.send(NOTE)
         stream.done.set()
     assert log.find("s0", "none.1") == (None, 0) and log.streams == {}
+
+
+# ---- round four (issue 42): one Host, one Origin ----
+
+@pytest.mark.parametrize("case, extra", [
+    ("two Host headers", b"Host: 127.0.0.1\r\n"),
+    ("two Host headers, the second foreign", b"Host: evil.example\r\n"),
+    ("two Origin headers", b"Origin: http://127.0.0.1\r\nOrigin: http://evil.example\r\n"),
+])
+def test_a_request_with_two_host_or_two_origin_headers_is_400(case, extra):
+    # The first was used (RFC 9112, section 3.2: more than one Host field line is 400; RFC 6454: one Origin).
+    with http_endpoint() as port:
+        reply = raw(port, post_bytes(*stateless_bytes(1), extra=extra))
+    assert (status_of(reply), body_of(reply)["error"]) == (400, {
+        "code": -32600, "message": "a request carries one Host header, and one Origin at most"})
