@@ -26,7 +26,9 @@ Glossary: mcp_min's, and
                 the page serves it whole at /recording); as in diagram.py, what crossed the wire, kept in order
 """
 
+import contextlib
 import http.server
+import itertools
 import json
 import os
 import shlex
@@ -52,6 +54,8 @@ SUMMARY_LIMIT = 20_000  # lines: past this, the board does not read its recordin
 MAX_KEPT_LINES = 100_000  # lines the board keeps for its page; later ones are passed on, logged, and not kept
 MAX_KEPT_BYTES = 64 * 1024 * 1024  # nor more than this many bytes of them (a board holds about twice this, parsed)
 PAGE_IDLE_S = 10  # a connection to the page that sends no request for this long is closed
+MAX_PAGE_CONNECTIONS = 16  # connections to the page open at once, each a thread: one more is answered 503
+PAGE_PIECE = 65536  # bytes a page connection writes at once: it holds this and one event, not its whole answer
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 1. The rules ----
@@ -957,6 +961,17 @@ def sse(kind: str, data) -> bytes:
     return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
+def recording_json(recording: Recording):
+    """The recording as one JSON document ({"events", "state", "ended", "card"}), in pieces, each event made as the
+    one before has gone out."""
+    events, state, ended = recording.view(0)
+    yield b'{"events": ['
+    for number, event in enumerate(events):
+        yield (", " if number else "").encode() + json.dumps(public(event), ensure_ascii=False).encode()
+    rest = json.dumps({"state": state, "ended": ended, "card": recording.card}, ensure_ascii=False)
+    yield ("], " + rest[1:]).encode()
+
+
 class PageHandler(http.server.BaseHTTPRequestHandler):
     """The board's page, its recording as JSON, and its event stream: the recording is its server's (serve sets it)."""
 
@@ -979,11 +994,11 @@ class PageHandler(http.server.BaseHTTPRequestHandler):
         elif path == "/":
             self.reply(200, "text/html; charset=utf-8", PAGE.encode())
         elif path == "/recording":
-            recording = self.server.recording
-            events, state, ended = recording.view(0)
-            body = {"events": [public(event) for event in events], "state": state, "ended": ended,
-                    "card": recording.card}
-            self.reply(200, "application/json", json.dumps(body, ensure_ascii=False).encode())
+            self.send_response(200)  # its end is the connection's (HTTP/1.0): the length is not known before
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.write_pieces(recording_json(self.server.recording))
         elif path == "/events":
             self.stream()
         else:
@@ -997,6 +1012,18 @@ class PageHandler(http.server.BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
         self.wfile.write(body)
+
+    def write_pieces(self, chunks):
+        """Write chunks (bytes each) as they come, gathered into writes of about PAGE_PIECE bytes."""
+        gathered, size = [], 0
+        for chunk in chunks:
+            gathered.append(chunk)
+            size += len(chunk)
+            if size >= PAGE_PIECE:
+                self.wfile.write(b"".join(gathered))
+                gathered, size = [], 0
+        if gathered:
+            self.wfile.write(b"".join(gathered))
 
     def stream(self):
         """Every event so far, then each as it comes, with the state every second; until the recording ends."""
@@ -1014,10 +1041,9 @@ class PageHandler(http.server.BaseHTTPRequestHandler):
                 events, state, ended = recording.view(cursor, wait=1.0, limit=VIEW_BATCH)
                 cursor += len(events)
                 view = {"lines": describe(state, ages=True), "flags": state["flags"], "ended": ended}
-                chunks = [sse("wire", public(event)) for event in events] + [sse("state", view)]
-                if ended and recording.card is not None:
-                    chunks.append(sse("card", recording.card))  # after every event it links to
-                self.wfile.write(b"".join(chunks) + (sse("end", {}) if ended else b""))
+                card = [sse("card", recording.card)] if ended and recording.card is not None else []  # after every event
+                wire = (sse("wire", public(event)) for event in events)  # each made as the one before has gone out
+                self.write_pieces(itertools.chain(wire, [sse("state", view)], card, [sse("end", {})] if ended else []))
                 time.sleep(VIEW_INTERVAL)  # the messages of the next moment go out together
         except OSError:
             pass  # the viewer closed or reloaded: the relay never notices
@@ -1027,11 +1053,38 @@ class PageHandler(http.server.BaseHTTPRequestHandler):
                 recording.changed.notify_all()
 
 
+BUSY = (b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
+        b"the board's page has as many connections as it serves at once: try again shortly")
+
+
+class PageServer(http.server.ThreadingHTTPServer):
+    """The page's server: a thread for each connection, MAX_PAGE_CONNECTIONS at most; recording is what it shows."""
+    daemon_threads = True
+
+    def __init__(self, port: int, recording: Recording):
+        super().__init__(("127.0.0.1", port), PageHandler)
+        self.recording = recording
+        self.slots = threading.BoundedSemaphore(MAX_PAGE_CONNECTIONS)
+
+    def process_request(self, connection, client_address):
+        if not self.slots.acquire(blocking=False):  # a crowd that never reads would hold a thread and its bytes each
+            with contextlib.suppress(OSError):
+                connection.settimeout(0)  # a few bytes into an empty socket: the accepting thread never waits
+                connection.send(BUSY)
+            self.shutdown_request(connection)
+            return
+        super().process_request(connection, client_address)
+
+    def process_request_thread(self, connection, client_address):
+        try:
+            super().process_request_thread(connection, client_address)
+        finally:
+            self.slots.release()
+
+
 def serve(recording: Recording, port: int = 0):
     """Serve the page for recording on 127.0.0.1:port (0: a free one), in a thread; returns the HTTP server."""
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), PageHandler)
-    httpd.recording = recording  # what each PageHandler shows
-    httpd.daemon_threads = True
+    httpd = PageServer(port, recording)
     threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
     return httpd
 

@@ -78,12 +78,16 @@ SESSION_IDLE_S = 3600  # a handshake session unused this long is forgotten
 MAX_SESSIONS = 1000  # open at once; one more forgets the idle session unused the longest (all busy: 503)
 MAX_HEADERS = 100  # header lines in a request or a response, each MAX_HEADER_LINE bytes at most (http.server's bounds)
 MAX_HEADER_LINE = 65536
+DRAIN_S = 2  # a refused request's connection reads what its client still sends this long at most, then closes
+BODY_PIECE = 65536  # a body is read, and charged to MAX_PARSED_IN_FLIGHT, this much at a time at most
 # Resumability (spec 2025-11-25, basic/transports, "Resumability and Redelivery"): each event of a session's stream
 # carries an id, and what a stream sent is kept for a client that reconnects with GET and Last-Event-ID.
 RETRY_MS = 1000  # the wait a server that closes a stream's connection early asks of the client before it reconnects
 REPLAY_S = 60  # an event is kept for replay this long after it was sent
 REPLAY_STREAM_BYTES = 1 << 20  # and at most this much of one stream's events, the oldest forgotten first
-REPLAY_BYTES = 32 << 20  # and at most this much of the whole server's
+REPLAY_BYTES = 32 << 20  # and at most this much of the whole server's, each event's entries counted with its bytes
+EVENT_ENTRY_BYTES = 256  # what keeping an event costs besides its bytes (its entries in the log and its stream: ~210)
+SWEEP_S = 1  # this often the log forgets the streams that ended after their events had expired
 RETRY_CAP_S = 10  # a client waits the retry it is told, or RETRY_MS untold, but never longer than this (or its timeout)
 MAX_RESUMES = 20  # times in a row a client reconnects to a stream that brings nothing new: then it gives up
 MAX_PARSED_IN_FLIGHT = 256 * 1024 * 1024  # what the bodies being served hold at once, parsed (parsed_size); past it, 503
@@ -177,7 +181,7 @@ def repeated_headers(message: dict, schema: dict | None = None) -> dict | None:
         return None
     method = message.get("method")
     headers = {"MCP-Protocol-Version": meta[PROTOCOL_VERSION_KEY], "Mcp-Method": method}
-    if method in NAMED_METHODS:
+    if isinstance(method, str) and method in NAMED_METHODS:  # a list or an object is no key: it names nothing
         headers["Mcp-Name"] = params.get(NAMED_METHODS[method])
     if schema is not None and isinstance(params.get("arguments"), dict):
         headers |= param_headers(schema, params["arguments"])
@@ -292,6 +296,9 @@ class HttpHandler(http.server.BaseHTTPRequestHandler):
 
     def is_allowed(self) -> bool:
         """The path is the one served, and Host and Origin are allowed names; otherwise refuse before reading a body."""
+        if len(self.header_values.get("host", [])) > 1 or len(self.header_values.get("origin", [])) > 1:
+            # Which one counts would be each reader's guess (RFC 9112, section 3.2; RFC 6454, section 7)
+            return self.refuse(400, "a request carries one Host header, and one Origin at most")
         try:
             host = host_of("//" + self.header("Host", ""))
             origin = self.header("Origin")
@@ -328,15 +335,22 @@ class HttpHandler(http.server.BaseHTTPRequestHandler):
             return int(length)
         return None
 
-    def read_body(self, length: int) -> bytes | None:
-        """The request's body, 100 Continue sent first if the client waits for it; None if it never came whole."""
+    def read_body(self, length: int, admit) -> bytes | None:
+        """The request's body, 100 Continue sent first if the client waits for it, each piece let in by admit(its
+        length) as it arrives; None if it never came whole, or admit refused a piece (and said so)."""
         if self.continue_expected:
             self.handle_expect_100()  # only now: a body the server refuses is never sent
-        body = self.rfile.read(length)
-        if len(body) < length:
-            self.close_connection = True
-            return None  # the client went away, or the watchdog cut it off
-        return body
+        pieces, left = [], length  # what a head claims costs nothing until its bytes come
+        while left:
+            piece = self.rfile.read1(min(left, BODY_PIECE))
+            if not piece:
+                self.close_connection = True
+                return None  # the client went away, or the watchdog cut it off
+            if not admit(len(piece)):
+                return None
+            pieces.append(piece)
+            left -= len(piece)
+        return b"".join(pieces)
 
     def refuse(self, status: int, reason: str, body: bytes | None = None) -> bool:
         """Respond status with body (error_body's for reason, if None), drain what the client still sends, and close:
@@ -345,10 +359,12 @@ class HttpHandler(http.server.BaseHTTPRequestHandler):
         self.send_whole(status, self.error_body(reason) if body is None else body, self.refusal_type,
                         {"Connection": "close"})
         self.connection.shutdown(socket.SHUT_WR)  # the response is complete, and the client sees it end
-        self.connection.settimeout(2)
+        deadline = time.monotonic() + DRAIN_S  # in all: a client that trickles bytes holds its slot no longer
         try:  # read what the client still sends (a body it writes before reading), so that it reads the response
-            while self.connection.recv(1 << 20):
-                pass
+            while (left := deadline - time.monotonic()) > 0:
+                self.connection.settimeout(left)
+                if not self.connection.recv(1 << 20):
+                    break
         except OSError:
             pass  # the client closed, or took too long: either way the response is out
         return False
@@ -491,10 +507,26 @@ class HttpServer(http.server.ThreadingHTTPServer):
 # through self.server (as http.server's handlers do). An MCP server ("mcp" throughout) answers: the endpoint's own
 # for the stateless requests, each handshake session's for that session's.
 
+SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abAB]")  # half of a character past U+FFFF, escaped (\uD800 to \uDBFF)
+NON_BMP_LEAD = re.compile(rb"[\xf0-\xf4]")  # the first byte of a character past U+FFFF in UTF-8
+
+
 def parsed_size(body: bytes) -> int:
-    """About the bytes json.loads makes of body: each object or array ~64, each string ~50, each item's slot 8."""
-    # A 4 MiB body of {}s parses to some 100 MB: what a request holds while its tool runs is this, not its length.
-    return len(body) + 64 * (body.count(b"{") + body.count(b"[")) + 25 * body.count(b'"') + 8 * body.count(b",")
+    """At least the bytes parse() holds at its peak for body, itself included (tracemalloc), and at most 4 times that
+    for floats, integers, strings of any characters and deep nesting (tests/transports/test_parse.py measures it)."""
+    # What a string costs depends on its widest character: 1, 2 or 4 bytes each, for the decoded text and for each
+    # string (Python's str, PEP 393). Decoding UTF-8 or an escape widens a buffer, and both are held as it does.
+    size = len(body)
+    if body.isascii():
+        text, width = size, 4 if SURROGATE_ESCAPE.search(body) else 2 if b"\\u" in body else 1
+    else:
+        width = 4 if NON_BMP_LEAD.search(body) or SURROGATE_ESCAPE.search(body) else 2
+        text = (1 + width) * size
+    quotes = body.count(b'"') - body.count(b'\\"') + body.count(b'\\\\"')  # \" is no quote, \\" is one
+    # Each string ~80 bytes besides its characters; each value's slot and number ~48; each key's entry in its object
+    # and in the decoder's memo of keys ~200; each array or object ~100.
+    return (size + text + (5 * (1 + width) + 1) * size // 4 + 40 * quotes + 48 * body.count(b",")
+            + 200 * body.count(b":") + 100 * (body.count(b"[") + body.count(b"{")))
 
 
 class Budget:
@@ -669,8 +701,10 @@ class EventLog:
     def __init__(self):
         self.lock = threading.Lock()
         self.order = collections.deque()  # (stream, number, size, when) of each event kept, oldest first
-        self.bytes = 0
+        self.bytes = 0  # of the events kept, and EVENT_ENTRY_BYTES for each entry of order
         self.streams = {}  # stream key -> HttpStream: those with events kept, or still running
+        self.emptied = {}  # stream key -> HttpStream: running when its last event was forgotten (kept for a resume)
+        self.swept = time.monotonic()
 
     def keep(self, stream: HttpStream, number: int, event: bytes):
         """Keep one event of stream; forget the oldest ones past the bounds."""
@@ -680,7 +714,7 @@ class EventLog:
             stream.kept.append((number, event))
             stream.kept_bytes += len(event)
             self.order.append((stream, number, len(event), now))
-            self.bytes += len(event)
+            self.bytes += len(event) + EVENT_ENTRY_BYTES
             while stream.kept_bytes > REPLAY_STREAM_BYTES:
                 _, old = stream.kept.popleft()
                 stream.kept_bytes -= len(old)
@@ -688,15 +722,26 @@ class EventLog:
             self.forget(now)
 
     def forget(self, now: float):
-        """(Holding lock.) Forget the events older than REPLAY_S, and the oldest while over REPLAY_BYTES."""
+        """(Holding lock.) Forget the events older than REPLAY_S, and the oldest while over REPLAY_BYTES; every
+        SWEEP_S, the streams that have ended since their last event was forgotten."""
         while self.order and (self.bytes > REPLAY_BYTES or self.order[0][3] < now - REPLAY_S):
             stream, number, size, _ = self.order.popleft()
+            self.bytes -= EVENT_ENTRY_BYTES
             if stream.kept and stream.kept[0][0] == number:  # (else forgotten already, past its stream's bound)
                 stream.kept.popleft()
                 stream.kept_bytes -= size
                 self.bytes -= size
             if not stream.kept and stream.done.is_set():
                 self.streams.pop(stream.key, None)
+            elif not stream.kept:
+                self.emptied[stream.key] = stream  # a running stream: a client that missed nothing may resume it
+        if now - self.swept >= SWEEP_S:
+            self.swept = now
+            for key, stream in list(self.emptied.items()):
+                if stream.kept or stream.done.is_set():
+                    del self.emptied[key]
+                if not stream.kept and stream.done.is_set():
+                    self.streams.pop(key, None)
 
     def find(self, session_id: str, event_id: str) -> tuple:
         """The stream of session_id that event_id names, and the event's number; (None, 0) if none is kept."""
@@ -808,9 +853,9 @@ class EndpointHandler(HttpHandler):
         if not self.is_allowed():
             return
         length = self.body_length()
-        if length is None or not self.reserve(length):  # before the body is read, its bytes; once read, its parse's
+        if length is None:
             return
-        body = self.read_body(length)
+        body = self.read_body(length, self.reserve)  # its bytes as they arrive; once read, its parse's
         if body is None or not self.reserve(parsed_size(body) - len(body)):
             return
         self.server.started(self)  # serving it may take as long as its tool needs (past LONG_S, MAX_LONG allowing)

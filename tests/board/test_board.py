@@ -14,8 +14,10 @@ import contextlib
 import json
 import os
 import pathlib
+import socket
 import subprocess
 import sys
+import tracemalloc
 import urllib.error
 import urllib.request
 
@@ -905,3 +907,68 @@ def test_the_page_draws_the_session_live_in_a_real_browser():
             assert browser.run(DRAWN)[-1] == [10, "row k-end down", "the session ended", []]
         finally:
             browser.close()
+
+
+# ---- the page's connections: bounded by count, each writing in bounded pieces (issue 42, row 8) ----
+
+@contextlib.contextmanager
+def served(recording: Recording):
+    """board.serve for recording on a free port; yields the port, then shuts down."""
+    httpd = board.serve(recording, 0)
+    try:
+        yield httpd.server_address[1]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def unread(port: int, path: str, until: bytes) -> socket.socket:
+    """A GET of path whose answer is read up to until, then no more (the connection is left open)."""
+    conn = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+    conn.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    received = b""
+    while until not in received:
+        chunk = conn.recv(4096)
+        assert chunk, received
+        received += chunk
+    return conn
+
+
+def test_page_connections_that_never_read_hold_a_bounded_number_of_bytes():
+    # Row 8: each page connection built its whole answer, the backlog, for one write (20 clients that never read,
+    # +700 MB). Now each writes PAGE_PIECE at a time: 8 on /recording and 8 on /events held 201 MB, now 2.8 MB.
+    recording = Recording()
+    recording.record_lines("→", [json.dumps(request(i, "ping", {"pad": "x" * 100_000})).encode() for i in range(50)])
+    recording.catch_up()
+    with served(recording) as port:
+        conns = []
+        tracemalloc.start()
+        try:
+            for path, until in [("/recording", b'"line"')] * 8 + [("/events", b"event: wire")] * 8:
+                conns.append(unread(port, path, until))  # its first piece went out: what it holds is built
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+            for conn in conns:
+                conn.close()
+    assert peak < 16 * 1024 * 1024, peak  # before: 201 MB
+
+
+def test_page_connections_are_bounded_by_count_and_one_more_is_told_503():
+    with served(Recording()) as port:
+        conns = [unread(port, "/events", b"event: hello") for _ in range(board.MAX_PAGE_CONNECTIONS)]
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as extra:
+                extra.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                assert extra.recv(4096).startswith(b"HTTP/1.0 503 Service Unavailable\r\n")
+        finally:
+            for conn in conns:
+                conn.close()
+        wait_until(lambda: raw_get(port).startswith(b"HTTP/1.0 200 "), "a slot free again")
+
+
+def raw_get(port: int) -> bytes:
+    """The first bytes of the answer to GET / on a new connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as conn:
+        conn.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        return conn.recv(4096)

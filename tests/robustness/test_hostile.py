@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+import tracemalloc
 
 import pytest
 
@@ -345,6 +346,26 @@ def test_a_bad_base64_mcp_name_is_a_header_mismatch(case, name):
         reply = raw(port, post_bytes(json.dumps(message).encode(), {**headers, "Mcp-Name": name}))
         assert (status_of(reply), body_of(reply)["error"]) == (400, {
             "code": -32020, "message": "the Mcp-Name header is not a valid =?base64?...?= value"})
+
+
+@pytest.mark.parametrize("case, method, params, headers, status, error", [
+    ("a method that is a list", ["tools/call"], {"name": "add"}, {"Mcp-Method": "tools/call", "Mcp-Name": "add"},
+     400, {"code": -32020, "message": "the Mcp-Method header does not match the body"}),
+    ("a method that is an object", {"tools/call": 1}, {}, {"Mcp-Method": "tools/call"},
+     400, {"code": -32020, "message": "the Mcp-Method header does not match the body"}),
+    ("a method that is a list, the header its text", ["tools/call"], {}, {"Mcp-Method": "['tools/call']"},
+     400, {"code": -32600, "message": "method must be a string"}),
+    ("a name that is a list", "tools/call", {"name": ["add"]}, {"Mcp-Method": "tools/call", "Mcp-Name": "add"},
+     400, {"code": -32020, "message": "the Mcp-Name header does not match the body"}),
+    ("a name that is an object", "prompts/get", {"name": {"a": 1}}, {"Mcp-Method": "prompts/get", "Mcp-Name": "a"},
+     400, {"code": -32020, "message": "the Mcp-Name header does not match the body"}),
+])
+def test_a_stateless_method_or_name_of_the_wrong_type_is_a_json_rpc_error(case, method, params, headers, status, error):
+    # A method that is a list or an object once raised TypeError while its headers were compared: no response.
+    message = {**request(1, "tools/list", {**params, "_meta": META}), "method": method}
+    with http_endpoint() as port:
+        reply = raw(port, post_bytes(json.dumps(message).encode(), {"MCP-Protocol-Version": "2026-07-28", **headers}))
+        assert (status_of(reply), body_of(reply)) == (status, {"jsonrpc": "2.0", "id": 1, "error": error})
 
 
 def test_server_discover_whose_meta_is_not_an_object_is_400():
@@ -793,3 +814,114 @@ def test_a_long_run_of_sessions_and_calls_leaves_nothing_behind(monkeypatch):
         while threading.active_count() > before + 2 and time.monotonic() < deadline:
             time.sleep(0.1)  # the last connections' threads end once the watchdog has cut them
         assert threading.active_count() <= before + 2  # the serving thread and its watchdog
+
+
+# ---- round four (issue 42): no lock-out by what a peer claims, every wait with a deadline ----
+
+def claiming_heads(port: int, count: int) -> list:
+    """count connections, each a POST head claiming a body of MAX_MESSAGE_BYTES that never comes, each past the
+    server's checks (its 100 Continue read): what the server reserves for a claim, it has reserved."""
+    heads = []
+    for _ in range(count):
+        conn = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+        heads.append(conn)
+        conn.sendall(post_bytes(b"", {"Content-Length": str(mcp_full.MAX_MESSAGE_BYTES), "Expect": "100-continue"}))
+        assert conn.recv(100).startswith(b"HTTP/1.1 100 Continue")
+    return heads
+
+
+def test_heads_claiming_bodies_they_never_send_hold_none_of_the_parsed_budget(monkeypatch):
+    # Row 4: 64 heads claiming 4 MiB each reserved the whole 256 MiB budget, and everyone else's POST got 503 for
+    # REQUEST_S. Now bytes are charged as they arrive: here 4 heads claim the whole 16 MiB, and a call is served.
+    monkeypatch.setattr(mcp_http, "MAX_PARSED_IN_FLIGHT", 4 * mcp_full.MAX_MESSAGE_BYTES)
+    with http_endpoint() as port:
+        heads = claiming_heads(port, 4)
+        try:
+            reply = raw(port, post_bytes(*stateless_bytes(1)))
+            assert (status_of(reply), body_of(reply)["result"]["tools"][0]["name"]) == (200, "add")
+        finally:
+            for conn in heads:
+                conn.close()
+
+
+def answer_of(conn: socket.socket) -> bytes:
+    """What the server sends on conn until it ends its side (or TIMEOUT)."""
+    received = b""
+    while chunk := conn.recv(65536):
+        received += chunk
+    return received
+
+
+def test_a_refused_request_whose_client_keeps_trickling_is_closed_all_the_same(quick_deadlines):
+    # Row 5: the drain after a refusal waited 2 s for each next byte, and no deadline in all: 128 refused GETs kept
+    # open by a byte a second held every slot. Now the drain has a deadline of its own; here 4 fill the server.
+    refused = b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"  # no session: 405
+    with http_endpoint() as port:
+        conns = [socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) for _ in range(4)]
+        try:
+            for conn in conns:
+                conn.sendall(refused)
+            assert [status_of(answer_of(conn)) for conn in conns] == [405] * 4  # answered, the server's side ended
+            trickling, deadline = set(conns), time.monotonic() + TIMEOUT
+            while trickling and time.monotonic() < deadline:
+                for conn in list(trickling):
+                    try:
+                        conn.send(b"x")  # a byte each tenth of a second, as long as the server keeps the connection
+                    except OSError:
+                        trickling.discard(conn)  # reset: the server closed it
+                time.sleep(0.1)
+            assert trickling == set()  # every one closed within TIMEOUT
+            assert status_of(raw(port, post_bytes(*stateless_bytes(1)))) == 200  # and the server serves
+        finally:
+            for conn in conns:
+                conn.close()
+
+
+# ---- round four (issue 42): the replay log within its bound ----
+
+NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}
+
+
+def test_the_replay_log_holds_its_events_and_their_entries_within_replay_bytes(monkeypatch):
+    # Row 9: each event's entry (~160 B) was kept outside the REPLAY_BYTES bound: 600,000 small events held 125 MB
+    # against 32 MiB. Now each event counts its entries too; here 30,000 events on 10 streams, a bound of 1 MiB
+    # (before: 2.8 MB held; after: 0.9 MB).
+    monkeypatch.setattr(mcp_http, "REPLAY_BYTES", 1 << 20)
+    log = mcp_http.EventLog()
+    streams = [mcp_http.HttpStream(None, True, log=log, session_id="s") for _ in range(10)]
+    tracemalloc.start()
+    try:
+        for n in range(30_000):
+            streams[n % 10].send(NOTE)  # no connection: each is kept for a resume
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held <= 1 << 20, held
+
+
+def test_the_streams_of_ended_sessions_whose_events_expired_are_forgotten(monkeypatch):
+    # Row 9: a stream whose events expired before it ended stayed in the log for good (402 of 500). Here every
+    # event expires at once, and each stream ends after (a session's DELETE sets its standing stream's done).
+    monkeypatch.setattr(mcp_http, "REPLAY_S", -1)
+    monkeypatch.setattr(mcp_http, "SWEEP_S", 0)  # look at the ended streams each time (every second, unpatched)
+    log = mcp_http.EventLog()
+    for n in range(500):
+        stream = mcp_http.HttpStream(None, True, log=log, session_id=f"s{n}")
+        stream.send(NOTE)
+        stream.done.set()
+    assert log.find("s0", "none.1") == (None, 0) and log.streams == {}
+
+
+# ---- round four (issue 42): one Host, one Origin ----
+
+@pytest.mark.parametrize("case, extra", [
+    ("two Host headers", b"Host: 127.0.0.1\r\n"),
+    ("two Host headers, the second foreign", b"Host: evil.example\r\n"),
+    ("two Origin headers", b"Origin: http://127.0.0.1\r\nOrigin: http://evil.example\r\n"),
+])
+def test_a_request_with_two_host_or_two_origin_headers_is_400(case, extra):
+    # The first was used (RFC 9112, section 3.2: more than one Host field line is 400; RFC 6454: one Origin).
+    with http_endpoint() as port:
+        reply = raw(port, post_bytes(*stateless_bytes(1), extra=extra))
+    assert (status_of(reply), body_of(reply)["error"]) == (400, {
+        "code": -32600, "message": "a request carries one Host header, and one Origin at most"})

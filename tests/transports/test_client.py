@@ -258,7 +258,9 @@ def test_a_stream_keeps_at_most_its_byte_bound_and_refuses_to_resume_past_what_i
     monkeypatch.setattr(mcp_http, "REPLAY_STREAM_BYTES", EVENT_BYTES * 5 // 2)  # room for two events
     log = mcp_http.EventLog()
     stream = logged_stream(log, 5)
-    assert ([number for number, _ in stream.kept], log.bytes) == ([4, 5], stream.kept_bytes)
+    # the log counts the entries of all five (the three forgotten leave it by age or REPLAY_BYTES), the bytes of two
+    kept = stream.kept_bytes + 5 * mcp_http.EVENT_ENTRY_BYTES
+    assert ([number for number, _ in stream.kept], log.bytes) == ([4, 5], kept)
     assert log.find("s", f"{stream.key}.2") == (stream, 2)
     assert stream.attach(Recording(), 2) == (f"the events after {stream.key}.2 are no longer kept: a stream's "
                                              f"events are kept 60 s and {EVENT_BYTES * 5 // 2} bytes")
@@ -269,11 +271,12 @@ def test_a_stream_keeps_at_most_its_byte_bound_and_refuses_to_resume_past_what_i
 
 def test_the_server_keeps_at_most_its_byte_bound_across_streams_the_oldest_forgotten_first(monkeypatch):
     # REPLAY_BYTES holds across every stream: the first stream's oldest events go before the second's.
-    monkeypatch.setattr(mcp_http, "REPLAY_BYTES", EVENT_BYTES * 9 // 2)  # room for four events
+    kept_event = EVENT_BYTES + mcp_http.EVENT_ENTRY_BYTES  # an event counts its entries with its bytes
+    monkeypatch.setattr(mcp_http, "REPLAY_BYTES", kept_event * 9 // 2)  # room for four events
     log = mcp_http.EventLog()
     first, second = logged_stream(log, 3), logged_stream(log, 3)
     assert ([n for n, _ in first.kept], [n for n, _ in second.kept]) == ([3], [1, 2, 3])
-    assert log.bytes == first.kept_bytes + second.kept_bytes <= EVENT_BYTES * 9 // 2
+    assert log.bytes == first.kept_bytes + second.kept_bytes + 4 * mcp_http.EVENT_ENTRY_BYTES <= kept_event * 9 // 2
 
 
 def test_an_event_older_than_replay_s_is_forgotten_and_so_is_its_finished_stream(monkeypatch):

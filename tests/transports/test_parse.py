@@ -1,10 +1,13 @@
-"""parse(), the transport edge: exactly MAX_DEPTH levels read, one more refused, brackets in strings are text."""
+"""parse(), the transport edge: exactly MAX_DEPTH levels read, one more refused, brackets in strings are text; what a
+body holds once parsed, and mcp_http's estimate of it."""
 
 import json
 import random
+import tracemalloc
 
 import pytest
 
+import mcp_http
 import mcp_stdio
 from mcp_full import PARSE_ERROR, RPCError
 from mcp_stdio import MAX_DEPTH
@@ -150,3 +153,81 @@ def test_unclosed_brackets_are_a_parse_error():
     # Brackets that never close are not JSON, deep or shallow.
     assert refusal("[" * 10).startswith("parse error: Expecting value")
     assert refusal('{"a": [1, 2}').startswith("parse error: Expecting ',' delimiter")
+
+
+# -- what a body holds once parsed: mcp_http's estimate, against tracemalloc --
+
+WORDS = "héllo wörld 中文 😀 ünïcödé Ελληνικά русский 日本語".split()
+SIZE = 1 << 18  # bytes of each body: what a byte costs parsed is the same at 4 MiB
+
+
+def listed(item) -> str:
+    """A JSON array of item(i), about SIZE bytes long."""
+    values, length, rng = [], 0, random.Random(42)
+    while length < SIZE:
+        values.append(item(rng, len(values)))
+        length += len(values[-1]) + 1
+    return "[" + ",".join(values) + "]"
+
+
+def sentence(rng: random.Random, i: int, ascii_only: bool = False) -> str:
+    """Twelve words, some of them of multi-byte characters, as a JSON string."""
+    return json.dumps(" ".join(rng.choices(WORDS, k=12)), ensure_ascii=ascii_only)
+
+
+CORPUS = {  # the estimate is at least what these hold, parsed, and at most 4 times that
+    "floats": lambda: listed(lambda rng, i: repr(rng.random())),
+    "short floats": lambda: listed(lambda rng, i: "1e5"),
+    "floats of every exponent": lambda: listed(lambda rng, i: repr(-rng.random() * 10 ** rng.randint(-300, 300))),
+    "integers of 3 digits": lambda: listed(lambda rng, i: str(rng.randint(300, 999))),
+    "integers of 20 digits": lambda: listed(lambda rng, i: str(rng.randint(10 ** 19, 10 ** 20))),
+    "integers of 4000 digits": lambda: listed(lambda rng, i: "9" * 4000),
+    "one string of an emoji": lambda: json.dumps("😀" * (SIZE // 4), ensure_ascii=False),
+    "one emoji, then ASCII": lambda: json.dumps("😀" + "a" * SIZE, ensure_ascii=False),
+    "ASCII, then an escaped emoji": lambda: json.dumps("a" * SIZE + "😀"),
+    "ASCII, then an escaped CJK character": lambda: json.dumps("a" * SIZE + "中"),
+    "one CJK string": lambda: json.dumps("中" * (SIZE // 3), ensure_ascii=False),
+    "one Latin-1 string": lambda: json.dumps("é" * (SIZE // 2), ensure_ascii=False),
+    "escaped emoji": lambda: json.dumps("😀" * (SIZE // 12)),
+    "multi-byte sentences": lambda: listed(sentence),
+    "multi-byte sentences, escaped": lambda: listed(lambda rng, i: sentence(rng, i, ascii_only=True)),
+    "objects of floats": lambda: listed(lambda rng, i: '{"a":1.5,"b":2.5}'),
+    "one object of many keys": lambda: "{" + ",".join(f'"k{i}":{i}.5' for i in range(SIZE // 12)) + "}",
+    "arrays nested deep": lambda: listed(lambda rng, i: arrays(MAX_DEPTH - 1)),
+    "objects nested deep": lambda: listed(lambda rng, i: objects(MAX_DEPTH - 1, "1")),
+    "arrays and objects nested deep": lambda: listed(lambda rng, i: '[{"a":' * 49 + "1.5" + "}]" * 49),
+}
+LOWER_ONLY = {  # cached one-character strings and constants: the estimate is at least what these hold
+    "one-character strings": lambda: listed(lambda rng, i: '"a"'),
+    "empty strings": lambda: listed(lambda rng, i: '""'),
+    "constants": lambda: listed(lambda rng, i: "true"),
+    "escaped quotes": lambda: json.dumps('"' * (SIZE // 2)),
+    "strings ending in a backslash": lambda: listed(lambda rng, i: '"ab\\\\"'),
+    "empty objects": lambda: listed(lambda rng, i: "{}"),
+}
+
+
+def held(body: bytes) -> int:
+    """What parse(body) holds at its peak, body included (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        value = mcp_stdio.parse(body)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    del value
+    return len(body) + peak
+
+
+@pytest.mark.parametrize("case", CORPUS)
+def test_the_parsed_size_estimate_is_never_below_what_parse_holds_nor_4_times_above(case):
+    # Row 10 of issue 42: the estimate was 2.7 times low for floats and 4.0 times low for one emoji repeated.
+    body = CORPUS[case]().encode()
+    real = held(body)
+    assert real <= mcp_http.parsed_size(body) <= 4 * real
+
+
+@pytest.mark.parametrize("case", LOWER_ONLY)
+def test_the_parsed_size_estimate_is_never_below_what_parse_holds(case):
+    body = LOWER_ONLY[case]().encode()
+    assert held(body) <= mcp_http.parsed_size(body)
