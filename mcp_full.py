@@ -1108,9 +1108,10 @@ class MCPServer(mcp_min.MCPServer):
             self._listeners = [listener for listener in self._listeners if listener not in ended]
         return ended
 
-    def end_listening(self):
-        """End every listen stream gracefully: each gets its response (2026-07-28, "Graceful Closure")."""
-        for listener in self.stop_listening():
+    def end_listening(self, ctx=None):
+        """End ctx's listen stream (every one, if ctx is None) gracefully: each gets its response (2026-07-28,
+        "Graceful Closure")."""
+        for listener in self.stop_listening(ctx):
             result = {"resultType": "complete", "_meta": {SUBSCRIPTION_ID_KEY: listener["id"]}}
             listener["context"].send(response(listener["id"], result))
 

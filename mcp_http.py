@@ -660,9 +660,10 @@ class HttpStream:
                 return  # a stream that cannot be resumed is not cut short
             handler, self.handler = self.handler, None
             try:
-                if not self.started:  # a priming event: an id to reconnect with, and no message (data is empty)
+                if not self.started:
                     handler.start_events()
                     self.started = True
+                if self.number == 0:  # a priming event: an id to reconnect with, and no message (data is empty)
                     priming = f"id: {self.key}.{self.number}\ndata: \n\n".encode()
                     self.log.keep(self, self.number, priming)  # kept like any event: its id finds the stream
                     handler.write_chunk(priming)
@@ -785,6 +786,7 @@ class EndpointHandler(HttpHandler):
         """HttpHandler's, then let go of what the request held: its bytes of the parsed budget, its listen stream."""
         self.held, self.streaming = 0, False  # bytes of the parsed budget this request holds; whether it holds a stream
         self.stream = self.request_id = None  # the request's HttpStream and id, once serve() has them (stop)
+        self.giving_way = threading.Event()  # set by the watchdog: this request's stream gives way to calls (MAX_LONG)
         try:
             super().handle_one_request()
         finally:
@@ -831,9 +833,13 @@ class EndpointHandler(HttpHandler):
             if problem:
                 return self.refuse(400, problem)
             session.deliver()  # what waited in the outbox, if nothing is in flight
-            # Until its response is out, another GET takes it over, or either side goes.
-            self.hold(stream, stream.done,
-                      lambda: stream.handler is not self or self.server.closing or bool(self.client_gone()))
+            # A standing stream gives way to calls past MAX_LONG; a resumed request's stream carries its answer.
+            self.server.stream_opened(self, gives_way=stream is session.standing)
+            # Until its response is out, another GET takes it over, either side goes, or it gives way.
+            self.hold(stream, stream.done, lambda: stream.handler is not self or self.server.closing
+                      or self.giving_way.is_set() or bool(self.client_gone()))
+            if self.giving_way.is_set():
+                stream.disconnect()  # its events are kept: its client resumes after the retry, and misses nothing
             with stream.lock:
                 self.end_events(stream)
         finally:
@@ -947,6 +953,7 @@ class EndpointHandler(HttpHandler):
         self.stream, self.request_id = stream, message.get("id")
         if listen:  # its writes come from whoever changes a list, and may never wait long
             self.connection.settimeout(STREAM_WRITE_S)
+            self.server.stream_opened(self, gives_way=True)
         if session:
             with session.lock:
                 session.in_flight += 1
@@ -957,8 +964,14 @@ class EndpointHandler(HttpHandler):
             if session:
                 with session.lock:
                     session.in_flight -= 1
-        if reply is None and listen and stream.started:  # open until the server ends it, or the client closes it
-            if self.hold(stream, stream.ended, lambda: stream.closed):
+        if reply is None and listen and stream.started:  # open until the server ends it, the client closes it, or
+            # it gives way to calls past MAX_LONG: then the server ends it gracefully, with the listen's response
+            # (2026-07-28, "Subscriptions"), and its client may listen again
+            ended = self.hold(stream, stream.ended, lambda: stream.closed or self.giving_way.is_set())
+            if not ended and not stream.closed:
+                mcp.end_listening(stream)
+                ended, self.close_connection = stream.ended.is_set(), True
+            if ended:
                 with stream.lock:
                     self.end_events(stream)
             else:  # over HTTP, closing the stream ends the subscription
@@ -1091,6 +1104,7 @@ class Endpoint(HttpServer):
         self.listen_streams = Budget(MAX_STREAMS)  # listen streams open
         self.parsed = Budget(MAX_PARSED_IN_FLIGHT)  # what the bodies being served hold, parsed
         self.serving = {}  # EndpointHandler -> the moment its POST arrived whole, oldest first (guarded by lock)
+        self.open_streams = {}  # EndpointHandler -> whether its stream gives way to calls; oldest first (guarded by lock)
         super().__init__(address, EndpointHandler, MCP_PATH, allowed_hosts)  # (its watchdog starts last)
 
     def open_session(self, message: dict) -> tuple:
@@ -1143,21 +1157,36 @@ class Endpoint(HttpServer):
             self.arriving.pop(handler.connection, None)
             self.serving[handler] = time.monotonic()
 
+    def stream_opened(self, handler: EndpointHandler, gives_way: bool):
+        """handler holds a stream open from now on: a listen stream or a standing GET stream, which gives way to
+        calls past MAX_LONG, or a GET carrying a resumed request's stream, which is that request's."""
+        with self.lock:
+            self.open_streams[handler] = gives_way
+
     def finished(self, handler: EndpointHandler):
         """handler's request was served, or never came whole."""
         with self.lock:
             self.serving.pop(handler, None)
+            self.open_streams.pop(handler, None)
 
     def look(self, now: float):
-        """HttpServer's look, then stop the newest long POSTs past the share of MAX_LONG."""
+        """HttpServer's look, then keep the long requests and streams within MAX_LONG: streams give way to calls."""
         super().look(now)
         with self.lock:
             long = [handler for handler, since in self.serving.items()  # oldest first
                     if now - since > LONG_S and not handler.streaming]
-        # The streams hold theirs first; the oldest long POSTs the rest. One stopped but still running (its tool
+            streams = list(self.open_streams.items())  # oldest first
+        # On loopback every peer has the same address, so the policy is by kind, not by peer. Calls come first: a
+        # call's answer is the work, and a stream that gives way loses nothing (a standing GET stream is resumed
+        # from its events kept; a listen stream gets its graceful end). Past the share, the streams that can give
+        # way do, the one held longest first; calls (long POSTs, and GETs carrying a resumed call's stream) are
+        # stopped only past the share by themselves, the newest first. One stopped but still running (its tool
         # heeds no cancel) holds its connection still, so it counts.
-        streams = self.listen_streams.used + self.get_streams.used + self.resumed.used
-        for handler in long[max(0, MAX_LONG - streams):]:
+        yielding = [handler for handler, gives_way in streams if gives_way]
+        calls = len(long) + len(streams) - len(yielding)
+        for handler in yielding[:max(0, len(yielding) + calls - MAX_LONG)]:
+            handler.giving_way.set()  # its own thread ends it, within 0.25 s: the watchdog waits for no client
+        for handler in long[max(0, MAX_LONG - (len(streams) - len(yielding))):]:
             handler.stop()
 
     def server_close(self):

@@ -651,9 +651,10 @@ def test_a_call_stopped_past_the_share_gets_one_answer_the_error_and_the_older_c
 
 
 @pytest.mark.parametrize("stream", ["a listen stream", "a session's GET stream"])
-def test_an_open_stream_holds_the_share_first_so_a_long_call_past_it_is_stopped(monkeypatch, stream):
-    # The share is one connection here, and an open stream holds it: each kind counts, so one call running past
-    # LONG_S is already past the share, and is stopped, the busy error its one answer.
+def test_an_open_stream_gives_way_to_a_long_call_past_the_share_and_loses_nothing(monkeypatch, stream):
+    # The share is one connection here, and an open stream holds it. It held it first, and a call running past LONG_S
+    # was stopped; now streams give way to calls: the listen stream gets its graceful end, the listen's response
+    # (2026-07-28, "Subscriptions"); the GET stream an id and a retry, to resume from its events kept. The call runs on.
     monkeypatch.setattr(mcp_http, "MAX_LONG", 1)
     monkeypatch.setattr(mcp_http, "LONG_S", 0.1)
     server, release, stopped = holding_server()
@@ -661,20 +662,64 @@ def test_an_open_stream_holds_the_share_first_so_a_long_call_past_it_is_stopped(
         if stream == "a listen stream":
             listen, headers = stateless(1, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
             held.sendall(post(listen, headers=headers))
-            events_until(held, b"", b"notifications/subscriptions/acknowledged")
+            opened = events_until(held, b"", b"notifications/subscriptions/acknowledged")
             call, headers = stateless(2, "tools/call", {"name": "hold", "arguments": {}})
         else:
             headers = {"Mcp-Session-Id": head_and_body(raw(port, post(initialize_request(1))))[1]["mcp-session-id"]}
             raw(port, post(notification("notifications/initialized"), headers=headers))
             held.sendall(f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
                          f"Mcp-Session-Id: {headers['Mcp-Session-Id']}\r\n\r\n".encode())
-            events_until(held, b"", b"\r\n\r\n")  # the head: the stream is open
+            opened = events_until(held, b"", b"\r\n\r\n")  # the head: the stream is open
             call = request(2, "tools/call", {"name": "hold", "arguments": {}})
-        answer = raw(port, post(call, headers=headers))
-        wait_until(lambda: stopped == [2], "the call's tool to see it cancelled")
+        with socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT) as caller:
+            caller.sendall(post(call, headers=headers))
+            gave_way = events_until(held, opened, None)  # the stream's end, and its connection closed
+            release.set()
+            answer = events_until(caller, b"", None)
+    assert stopped == []
+    assert json.loads(head_and_body(answer)[2])["result"]["content"] == [{"type": "text", "text": "released"}]
+    if stream == "a listen stream":
+        assert event_stream(head_and_body(gave_way)[2].replace(b"\r\n", b"\n")) == [
+            notification("notifications/subscriptions/acknowledged",
+                         {"_meta": {"io.modelcontextprotocol/subscriptionId": 1},
+                          "notifications": {"toolsListChanged": True}}),
+            response(1, {"resultType": "complete", "_meta": {"io.modelcontextprotocol/subscriptionId": 1}})]
+    else:
+        pieces = b"".join(head_and_body(gave_way)[2].split(b"\r\n")[1::2])  # its chunks' sizes left out
+        assert re.fullmatch(rb"id: [\w-]+\.0\ndata: \n\nretry: 1000\n\n", pieces)  # an id to resume from
+
+
+def test_one_peers_crowd_of_streams_gives_way_to_another_clients_slow_call(monkeypatch):
+    # Row 6 (issue 42): one peer's 64 listen and 32 GET streams filled MAX_LONG (96), so anyone else's call that ran
+    # past LONG_S was past the share at once, and stopped. Scaled down: the share is 3, and one peer's GET stream and
+    # two listen streams fill it. Now streams give way to calls, the one held longest first (the GET: its client is
+    # told to resume, and misses nothing), and the call runs on to its answer.
+    monkeypatch.setattr(mcp_http, "MAX_LONG", 3)
+    monkeypatch.setattr(mcp_http, "LONG_S", 0.1)
+    server, release, stopped = holding_server()
+    with http_endpoint(server) as port, contextlib.ExitStack() as held:
+        streams = [held.enter_context(socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)) for _ in range(3)]
+        session = head_and_body(raw(port, post(initialize_request(1))))[1]["mcp-session-id"]
+        raw(port, post(notification("notifications/initialized"), headers={"Mcp-Session-Id": session}))
+        streams[0].sendall(f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                           f"Mcp-Session-Id: {session}\r\n\r\n".encode())
+        opened = [events_until(streams[0], b"", b"\r\n\r\n")]  # the head: the stream is open
+        for conn in streams[1:]:
+            conn.sendall(post(LISTEN, headers=LISTEN_HEADERS))
+            opened.append(events_until(conn, b"", b"notifications/subscriptions/acknowledged"))
+        call, headers = stateless(2, "tools/call", {"name": "hold", "arguments": {}})
+        answers = []
+        caller = threading.Thread(target=lambda: answers.append(raw(port, post(call, headers=headers))))
+        caller.start()
+        wait_until(lambda: stopped or select.select([streams[0]], [], [], 0)[0], "the call stopped, or a stream ending")
         release.set()
-    status, _, body = head_and_body(answer)
-    assert (status, json.loads(body)) == ("HTTP/1.1 503 Service Unavailable", busy(2))
+        caller.join(TIMEOUT)
+        assert stopped == []
+        gave_way = events_until(streams[0], opened[0], None)
+    status, _, body = head_and_body(answers[0])
+    assert (status, json.loads(body)["result"]["content"]) == ("HTTP/1.1 200 OK", [{"type": "text", "text": "released"}])
+    pieces = b"".join(head_and_body(gave_way)[2].split(b"\r\n")[1::2])  # its chunks' sizes left out
+    assert re.fullmatch(rb"id: [\w-]+\.0\ndata: \n\nretry: 1000\n\n", pieces)  # an id to resume from, and the wait
 
 
 def test_what_a_stopped_calls_session_heard_meanwhile_comes_with_its_next_request(monkeypatch):
