@@ -828,13 +828,14 @@ class EndpointHandler(HttpHandler):
             # What the session's server sends may go out here from any thread: a client that stops reading is
             # dropped after STREAM_WRITE_S (the stream waits for the next GET), and nobody else waits on it.
             self.connection.settimeout(STREAM_WRITE_S)
+            # Held from before its head goes out. A standing stream gives way to calls past MAX_LONG; a resumed
+            # request's stream carries its answer.
+            self.server.stream_opened(self, gives_way=stream is session.standing)
             problem = f"Last-Event-ID {last!r} names no stream of this session kept for replay" if stream is None \
                 else stream.attach(self, after)
             if problem:
                 return self.refuse(400, problem)
             session.deliver()  # what waited in the outbox, if nothing is in flight
-            # A standing stream gives way to calls past MAX_LONG; a resumed request's stream carries its answer.
-            self.server.stream_opened(self, gives_way=stream is session.standing)
             # Until its response is out, another GET takes it over, either side goes, or it gives way.
             self.hold(stream, stream.done, lambda: stream.handler is not self or self.server.closing
                       or self.giving_way.is_set() or bool(self.client_gone()))
@@ -1039,7 +1040,7 @@ class EndpointHandler(HttpHandler):
             carrier, whole = stream.handler, False  # this connection, a GET that resumed the stream, or none
             timeout = carrier.connection.gettimeout() if carrier else None
             error = error_response(self.request_id, INTERNAL_ERROR, (
-                f"the server is busy: long requests and streams hold the {MAX_LONG} connections they may "
+                f"the server is busy: long requests hold the {MAX_LONG} connections they may "
                 f"(MAX_LONG); this request ran past LONG_S ({LONG_S} s) and was stopped: try again later"))
             try:
                 if carrier and not stream.gone:

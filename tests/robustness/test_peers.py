@@ -564,7 +564,7 @@ def read_until_ended(conns: list, received: list, ended: set, count: int):
 
 def busy(id) -> dict:
     """The error a call stopped past the share of long-held connections gets."""
-    return error_response(id, -32603, f"the server is busy: long requests and streams hold the {mcp_http.MAX_LONG} "
+    return error_response(id, -32603, f"the server is busy: long requests hold the {mcp_http.MAX_LONG} "
                                       f"connections they may (MAX_LONG); this request ran past LONG_S "
                                       f"({mcp_http.LONG_S} s) and was stopped: try again later")
 

@@ -3,6 +3,7 @@
 """
 
 import json
+import threading
 import time
 
 import pytest
@@ -13,7 +14,7 @@ import mcp_min
 import server_demo
 from mcp_full import Context, MCPClient, MCPServer, RPCError, error_response, notification, request, response
 from harness import (TIMEOUT, chunked, connection, exchange, http_endpoint, open_session, pong, scripted_http,
-                     stateless, wait_until)
+                     stateless, text_result, wait_until)
 from sample_servers import META
 
 
@@ -322,6 +323,41 @@ def test_what_waited_for_a_get_stream_comes_as_soon_as_it_opens():
             "notifications/tools/list_changed")
         changer.close()
         idle.close()
+
+
+def test_a_standing_stream_that_gave_way_to_a_call_is_resumed_and_misses_nothing(monkeypatch):
+    # Issue 42, row 6: past MAX_LONG, streams give way to calls. The standing stream is closed with an id and a retry;
+    # a change made while it is away waits in its session's outbox, and the client, resuming, gets it.
+    monkeypatch.setattr(mcp_http, "MAX_LONG", 1)
+    monkeypatch.setattr(mcp_http, "LONG_S", 0.1)
+    server, release = server_demo.make_server([*server_demo.DEFAULT_ALLOW, "hold"]), threading.Event()
+
+    @server.tool()
+    def hold() -> str:
+        """Hold the call until released."""
+        release.wait(TIMEOUT)
+        return "released"
+    httpd = mcp_http.http_server(server, port=0)
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    port, answers = httpd.server_address[1], []
+    try:
+        idle, caller = resuming_client(port), resuming_client(port)
+        standing = httpd.sessions[idle.transport.session_id].standing
+        wait_until(lambda: standing.handler is not None, "the idle client's standing stream")
+        calling = threading.Thread(target=lambda: answers.append(caller.call_tool("hold")))
+        calling.start()
+        wait_until(lambda: standing.handler is None, "the standing stream to give way to the call")
+        server.add_tool("late", lambda: "late", "A tool added while the stream is away.", notify=True)
+        release.set()
+        calling.join(TIMEOUT)
+        assert idle.transport.arrived.get(timeout=TIMEOUT) == notification("notifications/tools/list_changed")
+        idle.close()
+        caller.close()
+    finally:
+        release.set()
+        httpd.shutdown()
+        httpd.server_close()
+    assert answers == [text_result("released")]
 
 
 def test_a_get_stream_another_get_takes_over_ends_whole_and_its_connection_goes_on():
