@@ -1,4 +1,4 @@
-"""A report card's text, read back: each rule's outcome as the card printed it."""
+"""A report card read back (each rule's outcome as the card printed it), and a tape for its Wire outside a card."""
 
 import re
 
@@ -18,3 +18,13 @@ def outcomes_in_text(printed: str) -> dict:
             if row and row[1] in marks:
                 found[row[2]] = marks[row[1]]
     return found
+
+
+def tape():
+    """The record function of a tape for a Wire outside a card: each entry kept, numbered."""
+    kept = []
+
+    def record(entry: dict) -> dict:
+        kept.append(entry)
+        return entry | {"at": len(kept) - 1}
+    return record

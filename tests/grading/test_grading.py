@@ -24,7 +24,7 @@ import hostile_servers
 import naive_servers
 import report_card
 from report_card import Wire
-from cards import outcomes_in_text
+from cards import outcomes_in_text, tape
 
 HERE = pathlib.Path(__file__).resolve().parents[2]  # the project's folder (this file is in tests/grading/)
 PYTHON = sys.executable
@@ -33,16 +33,6 @@ HOSTILE = [PYTHON, str(HERE / "corpus" / "hostile_servers.py")]
 CARD = [PYTHON, str(HERE / "report_card.py")]
 LINUX = pathlib.Path("/proc/self/stat").exists()
 BOUND = 600  # seconds: a bound on a bug, never reached by an honest run however slow the machine
-
-
-def tape() -> list:
-    """A tape for a Wire outside a card: each entry kept, numbered."""
-    kept = []
-
-    def record(entry: dict) -> dict:
-        kept.append(entry)
-        return entry | {"at": len(kept) - 1}
-    return record
 
 
 def alive(pid: int) -> bool:

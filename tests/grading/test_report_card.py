@@ -34,7 +34,7 @@ from lab_server import FLAGS as LAB_FLAGS
 from report_card import Wire
 from harness import TIMEOUT, stderr_line
 from browser import Browser, CHROMEDRIVER, CHROMIUM
-from cards import outcomes_in_text
+from cards import outcomes_in_text, tape
 
 HERE = pathlib.Path(__file__).resolve().parents[2]  # the project's folder (this file is in tests/grading/)
 PYTHON = sys.executable
@@ -1076,16 +1076,6 @@ for message, id in ((second, second["id"]), (first, str(first["id"])), (first, f
     print(json.dumps({"jsonrpc": "2.0", "id": id, "result": {"method": message["method"]}}), flush=True)
 sys.stdin.read()
 """
-
-
-def tape() -> list:
-    """A tape for a Wire outside a card: each entry kept, numbered."""
-    kept = []
-
-    def record(entry: dict) -> dict:
-        kept.append(entry)
-        return entry | {"at": len(kept) - 1}
-    return record
 
 
 def test_a_reply_is_matched_by_its_id_never_by_the_next_line():
