@@ -296,8 +296,11 @@ class HttpHandler(http.server.BaseHTTPRequestHandler):
 
     def is_allowed(self) -> bool:
         """The path is the one served, and Host and Origin are allowed names; otherwise refuse before reading a body."""
-        if len(self.header_values.get("host", [])) > 1 or len(self.header_values.get("origin", [])) > 1:
-            # Which one counts would be each reader's guess (RFC 9112, section 3.2; RFC 6454, section 7)
+        hosts = len(self.header_values.get("host", []))
+        missing = hosts == 0 and self.request_version == "HTTP/1.1"
+        if hosts > 1 or missing or len(self.header_values.get("origin", [])) > 1:
+            # One Host, which an HTTP/1.1 request must carry; with two, which one counts would be each reader's guess
+            # (RFC 9112, section 3.2; RFC 6454, section 7)
             return self.refuse(400, "a request carries one Host header, and one Origin at most")
         try:
             host = host_of("//" + self.header("Host", ""))

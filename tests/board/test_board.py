@@ -867,8 +867,7 @@ def test_the_page_draws_the_session_live_in_a_real_browser():
     # The page is open before the session starts; each message appears as it crosses, drawn by its kind,
     # the flagged one marked, the state panel as the model says, and a click shows a message's JSON.
     with running_board("--fault", "stray-line") as process:
-        browser = Browser()
-        try:
+        with Browser() as browser:
             browser.open(process.url)
             browser.wait_for(lambda: browser.run("return document.getElementById('status').textContent") == "live",
                              "the page to connect")
@@ -905,8 +904,6 @@ def test_the_page_draws_the_session_live_in_a_real_browser():
             browser.wait_for(lambda: browser.run("return document.getElementById('status').textContent")
                              == "the session ended", "the end of the session")
             assert browser.run(DRAWN)[-1] == [10, "row k-end down", "the session ended", []]
-        finally:
-            browser.close()
 
 
 # ---- the page's connections: bounded by count, each writing in bounded pieces (issue 42, row 8) ----

@@ -1204,34 +1204,34 @@ def test_the_board_serves_the_card_each_row_linked_to_the_messages_that_decided_
 def test_the_card_beside_the_diagram_in_a_real_browser():
     # The page shows the card once every rule has run; a click on the ✗ row marks its messages and opens the first.
     board = CardOnBoard(*BOARD_ARGS)
-    browser = Browser()
     try:
-        browser.open(board.url)
-        board.wait_done()
-        rows = "return [...document.querySelectorAll('#card li')].map(li => li.textContent)"
-        until(lambda: len(browser.run(rows)) == 3, "the card's three rows on the page")
-        seen = board.recording()
-        assert browser.run("return document.getElementById('card').hidden") is False
-        assert browser.run(rows) == [
-            "✗notification-no-response: a notification gets no response "
-            "course 000, \"Three message shapes\"the server answered a notification (a result)"
-            + "".join(f"#{n}" for n in seen["card"]["rules"][0]["events"]),
-            "✓parse-error: a line that is not JSON is answered -32700, with id null "
-            "course 000, \"The five standard error codes\"",
-            "✓unknown-tool: an unknown tool is answered -32601 "
-            f"{LATTICE}course: -32601: ✓ · spec: an error, -32602 in its example: ✓"]
-        assert browser.run("return document.getElementById('card-summary').textContent") == "course 000: 2/3 rules hold"
-        browser.run("document.querySelector('#card li[data-rule=\"notification-no-response\"]').click()")
-        decided = seen["card"]["rules"][0]["events"]
-        assert browser.run("return [...document.querySelectorAll('.row.decides')].map(r => Number(r.dataset.n))") \
-            == decided
-        assert browser.run("return document.querySelector('.row.selected').dataset.n") == str(decided[0])
-        assert browser.run("return document.querySelector('#detail pre').textContent") == json.dumps(
-            {"jsonrpc": "2.0", "method": "notifications/initialized"}, indent=2)
-        browser.run("document.querySelector('#card li[data-rule=\"notification-no-response\"] a:last-of-type')"
-                    ".click()")
-        assert browser.run("return document.querySelector('#detail pre').textContent") == json.dumps(
-            {"jsonrpc": "2.0", "id": None, "result": {}}, indent=2)
+        with Browser() as browser:
+            browser.open(board.url)
+            board.wait_done()
+            rows = "return [...document.querySelectorAll('#card li')].map(li => li.textContent)"
+            until(lambda: len(browser.run(rows)) == 3, "the card's three rows on the page")
+            seen = board.recording()
+            assert browser.run("return document.getElementById('card').hidden") is False
+            assert browser.run(rows) == [
+                "✗notification-no-response: a notification gets no response "
+                "course 000, \"Three message shapes\"the server answered a notification (a result)"
+                + "".join(f"#{n}" for n in seen["card"]["rules"][0]["events"]),
+                "✓parse-error: a line that is not JSON is answered -32700, with id null "
+                "course 000, \"The five standard error codes\"",
+                "✓unknown-tool: an unknown tool is answered -32601 "
+                f"{LATTICE}course: -32601: ✓ · spec: an error, -32602 in its example: ✓"]
+            summary = "return document.getElementById('card-summary').textContent"
+            assert browser.run(summary) == "course 000: 2/3 rules hold"
+            browser.run("document.querySelector('#card li[data-rule=\"notification-no-response\"]').click()")
+            decided = seen["card"]["rules"][0]["events"]
+            assert browser.run("return [...document.querySelectorAll('.row.decides')].map(r => Number(r.dataset.n))") \
+                == decided
+            assert browser.run("return document.querySelector('.row.selected').dataset.n") == str(decided[0])
+            assert browser.run("return document.querySelector('#detail pre').textContent") == json.dumps(
+                {"jsonrpc": "2.0", "method": "notifications/initialized"}, indent=2)
+            browser.run("document.querySelector('#card li[data-rule=\"notification-no-response\"] a:last-of-type')"
+                        ".click()")
+            assert browser.run("return document.querySelector('#detail pre').textContent") == json.dumps(
+                {"jsonrpc": "2.0", "id": None, "result": {}}, indent=2)
     finally:
-        browser.close()
         board.close()

@@ -925,3 +925,15 @@ def test_a_request_with_two_host_or_two_origin_headers_is_400(case, extra):
         reply = raw(port, post_bytes(*stateless_bytes(1), extra=extra))
     assert (status_of(reply), body_of(reply)["error"]) == (400, {
         "code": -32600, "message": "a request carries one Host header, and one Origin at most"})
+
+
+@pytest.mark.parametrize("version, status, reason", [
+    ("HTTP/1.1", 400, "a request carries one Host header, and one Origin at most"),  # RFC 9112, section 3.2
+    ("HTTP/1.0", 403, "Host or Origin is not a local name"),  # 1.0 predates Host: then no name is a foreign one
+])
+def test_a_request_without_a_host_header(version, status, reason):
+    # An HTTP/1.1 request must carry Host, and one without it is 400; an HTTP/1.0 one names no local host, so 403.
+    request_bytes = post_bytes(*stateless_bytes(1)).replace(b"Host: 127.0.0.1\r\n", b"")
+    with http_endpoint() as port:
+        reply = raw(port, request_bytes.replace(b"HTTP/1.1", version.encode(), 1))
+    assert (status_of(reply), body_of(reply)["error"]) == (status, {"code": -32600, "message": reason})
