@@ -4,7 +4,7 @@
                          hands each 401 (and 403 insufficient_scope) it gets: it discovers the protected resource's
                          and the authorization server's metadata, registers, authorizes (the authorization code
                          with PKCE, or client credentials), refreshes; TokenStore, what it keeps; parse_challenge,
-                         fetch_redirect
+                         fetch_redirect; ES256 client assertions (P-256 ECDSA, RFC 6979 nonces), es256_assertion
 
 An MCP server that wants authorization answers 401 with a WWW-Authenticate challenge. The client reads the
 Protected Resource Metadata (RFC 9728), which names the authorization server, then that server's metadata (RFC 8414,
@@ -31,6 +31,7 @@ Glossary: mcp_http's, and
 
 import base64
 import hashlib
+import hmac
 import http.client
 import json
 import secrets
@@ -212,6 +213,135 @@ def fetch_redirect(url: str, redirect_uri: str, timeout: float = OAUTH_TIMEOUT_S
     raise AuthError(f"authorization: no redirect to {redirect_uri} within {MAX_REDIRECTS} redirects (MAX_REDIRECTS)")
 
 
+# ---- ES256 client assertions (RFC 7523, section 2.2; RFC 7518, section 3.4) ----
+# A client authenticated by a key signs a short JWT with ECDSA on P-256 (FIPS 186-4; SEC 2, section 2.4.2), its
+# nonce derived from the key and the message (RFC 6979), never from a random source that could repeat. Plain
+# Python integers: correct, but NOT hardened against side channels (its time depends on the key's bits), so
+# fit for a client's own process, not for a server that signs on an attacker's demand.
+
+P256_P = 0xffffffff00000001000000000000000000000000ffffffffffffffffffffffff  # the field's prime
+P256_N = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551  # the group's order
+P256_G = (0x6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296,
+          0x4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5)  # the base point (a = -3)
+EC_PUBLIC_KEY_OID = bytes.fromhex("2a8648ce3d0201")  # 1.2.840.10045.2.1, id-ecPublicKey (RFC 5480)
+P256_OID = bytes.fromhex("2a8648ce3d030107")  # 1.2.840.10045.3.1.7, secp256r1
+
+
+def p256_add(a: tuple | None, b: tuple | None) -> tuple | None:
+    """The sum of two points of P-256 in affine coordinates (None is the point at infinity)."""
+    if a is None or b is None:
+        return a or b
+    if a[0] == b[0] and (a[1] + b[1]) % P256_P == 0:
+        return None
+    if a == b:
+        slope = (3 * a[0] * a[0] - 3) * pow(2 * a[1], -1, P256_P) % P256_P
+    else:
+        slope = (b[1] - a[1]) * pow(b[0] - a[0], -1, P256_P) % P256_P
+    x = (slope * slope - a[0] - b[0]) % P256_P
+    return x, (slope * (a[0] - x) - a[1]) % P256_P
+
+
+def p256_multiply(k: int, point: tuple = P256_G) -> tuple | None:
+    """k times point, by doubling and adding (its time depends on k's bits: see above)."""
+    result = None
+    for bit in bin(k)[2:]:
+        result = p256_add(result, result)
+        if bit == "1":
+            result = p256_add(result, point)
+    return result
+
+
+def rfc6979_nonce(key: int, digest: bytes) -> int:
+    """The deterministic ECDSA nonce for key and a SHA-256 digest (RFC 6979, section 3.2; qlen = hlen = 256)."""
+    x, h = key.to_bytes(32, "big"), (int.from_bytes(digest, "big") % P256_N).to_bytes(32, "big")
+    v, k = b"\x01" * 32, b"\x00" * 32
+    k = hmac.new(k, v + b"\x00" + x + h, hashlib.sha256).digest()
+    v = hmac.new(k, v, hashlib.sha256).digest()
+    k = hmac.new(k, v + b"\x01" + x + h, hashlib.sha256).digest()
+    v = hmac.new(k, v, hashlib.sha256).digest()
+    while True:
+        v = hmac.new(k, v, hashlib.sha256).digest()
+        candidate = int.from_bytes(v, "big")
+        if 1 <= candidate < P256_N:
+            return candidate
+        k = hmac.new(k, v + b"\x00", hashlib.sha256).digest()
+        v = hmac.new(k, v, hashlib.sha256).digest()
+
+
+def p256_sign(key: int, message: bytes) -> tuple:
+    """The ECDSA signature (r, s) of message with SHA-256 by the private key (FIPS 186-4, section 6.4)."""
+    digest = hashlib.sha256(message).digest()
+    nonce = rfc6979_nonce(key, digest)
+    r = p256_multiply(nonce)[0] % P256_N
+    s = pow(nonce, -1, P256_N) * (int.from_bytes(digest, "big") + r * key) % P256_N
+    if r == 0 or s == 0:  # a chance of 2**-256: RFC 6979 would draw the next nonce; this says so instead
+        raise ValueError("ECDSA drew a zero r or s: sign again with another message")
+    return r, s
+
+
+def der_items(data: bytes) -> list:
+    """The (tag, content) pairs of DER's encoding one after another in data (X.690, section 8.1), lengths long or short."""
+    items, i = [], 0
+    while i < len(data):
+        if i + 2 > len(data):
+            raise ValueError("a DER item is cut short")
+        tag, length, i = data[i], data[i + 1], i + 2
+        if length & 0x80:
+            size = length & 0x7f
+            if not 1 <= size <= 3 or i + size > len(data):
+                raise ValueError("a DER length this key cannot have")
+            length, i = int.from_bytes(data[i:i + size], "big"), i + size
+        if i + length > len(data):
+            raise ValueError("a DER item is longer than what holds it")
+        items.append((tag, data[i:i + length]))
+        i += length
+    return items
+
+
+def p256_private_key(pem: str) -> int:
+    """The private key of a PEM PKCS#8 document (RFC 5208) holding a P-256 key (RFC 5915); ValueError for anything
+    else, or for a key whose public half, if given, is not its own."""
+    body = "".join(line for line in pem.strip().splitlines() if not line.startswith("-----"))
+    try:
+        (outer_tag, outer), = der_items(base64.b64decode(body, validate=True))
+        (_, version), (algorithm_tag, algorithm), (key_tag, key_octets), *_ = der_items(outer)
+        (_, algorithm_oid), (_, curve_oid), *_ = der_items(algorithm)
+        (inner_tag, inner), = der_items(key_octets)
+        (_, key_version), (secret_tag, secret), *extra = der_items(inner)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"not a PKCS#8 EC private key: {exc}")
+    if (outer_tag, algorithm_tag, key_tag, inner_tag, secret_tag) != (0x30, 0x30, 0x04, 0x30, 0x04) \
+            or algorithm_oid != EC_PUBLIC_KEY_OID or curve_oid != P256_OID or key_version != b"\x01" or len(secret) != 32:
+        raise ValueError("not a PKCS#8 P-256 private key")
+    key = int.from_bytes(secret, "big")
+    if not 1 <= key < P256_N:
+        raise ValueError("the private key is out of range")
+    for tag, content in extra:
+        if tag == 0xa1:  # [1] the public key, a BIT STRING: 0 unused bits, 04, x, y
+            (_, bits), = der_items(content)
+            x, y = p256_multiply(key)
+            if bits != b"\x00\x04" + x.to_bytes(32, "big") + y.to_bytes(32, "big"):
+                raise ValueError("the key's public half is not its own")
+    return key
+
+
+def b64url(data: bytes) -> str:
+    """base64url without padding (RFC 7515, section 2)."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def es256_assertion(key: int, client_id: str, audience: str, lifetime_s: int = 300) -> str:
+    """A client assertion JWT (RFC 7523, section 3) signed ES256: the client as issuer and subject, the
+    authorization server as audience, a unique jti, valid lifetime_s seconds."""
+    now = int(time.time())
+    header = {"alg": "ES256", "typ": "JWT"}
+    claims = {"iss": client_id, "sub": client_id, "aud": audience, "iat": now, "exp": now + lifetime_s,
+              "jti": secrets.token_urlsafe(16)}
+    signed = f"{b64url(json.dumps(header).encode())}.{b64url(json.dumps(claims).encode())}"
+    r, s = p256_sign(key, signed.encode())
+    return f"{signed}.{b64url(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
+
+
 class TokenStore:
     """What the OAuth client keeps, by key: the tokens it holds for each server ("token <url>") and the client ids
     it registered with each authorization server ("client <issuer>"). In memory; a user's own store (on disk, in a
@@ -241,16 +371,19 @@ class OAuthClient:
         OAuthClient(authorize=callback)                          # dynamic registration, or a metadata document
         OAuthClient(authorize=callback, client_id="...", client_secret="...", issuer="https://as.example.com")
         OAuthClient(client_id="...", client_secret="...")        # client credentials, where the server offers them
+        OAuthClient(client_id="...", private_key_pem=pem)         # the same, authenticated by an ES256 assertion
     authorize(url) -> the URL the user's browser was redirected to; None: no user to ask (client credentials only).
     A client id given is used with its issuer only (with any, if none is named); one registered is kept by issuer, and
     tokens by server, with the issuer that gave them: no credential is shown to another authorization server.
     """
 
     def __init__(self, authorize=None, *, client_id: str | None = None, client_secret: str | None = None,
-                 issuer: str | None = None, client_metadata_url: str | None = None, redirect_uri: str = DEFAULT_REDIRECT,
+                 issuer: str | None = None, private_key_pem: str | None = None, client_metadata_url: str | None = None,
+                 redirect_uri: str = DEFAULT_REDIRECT,
                  client_name: str = "mcp_min", offline: bool = True, store: TokenStore | None = None, trace=None,
                  timeout: float = OAUTH_TIMEOUT_S):
         self.authorize, self.client_id, self.client_secret, self.issuer = authorize, client_id, client_secret, issuer
+        self.private_key = p256_private_key(private_key_pem) if private_key_pem else None
         self.client_metadata_url = check_url(client_metadata_url, "the client metadata document") \
             if client_metadata_url else None
         self.redirect_uri, self.client_name, self.offline = redirect_uri, client_name, offline
@@ -283,12 +416,12 @@ class OAuthClient:
         client = self.client_for(issuer, server)
         if "authorization_code" in grants and self.authorize is not None:
             token = self.authorization_code(client, server, resource, scope)
-        elif "client_credentials" in grants and client.get("client_secret"):
+        elif "client_credentials" in grants and (client.get("client_secret") or client.get("private_key")):
             token = self.token_request(client, server, "client credentials",
                                        {"grant_type": "client_credentials", "resource": resource, "scope": scope})
         else:
             raise AuthError(f"authorization: {issuer} offers grants {grants}, and this client can use none of them "
-                            "(authorization_code needs an authorize callback; client_credentials a client secret)")
+                            "(authorization_code needs an authorize callback; client_credentials a secret or a key)")
         self.keep(url, token, issuer, scope)
 
     # ---- discovery ----
@@ -381,7 +514,7 @@ class OAuthClient:
         """This client's id at the authorization server issuer: the one given (if given for this issuer, or for any),
         else its metadata document's URL where the server accepts one, else one registered there (RFC 7591), kept."""
         if self.client_id and self.issuer in (None, issuer):
-            return {"client_id": self.client_id, "client_secret": self.client_secret}
+            return {"client_id": self.client_id, "client_secret": self.client_secret, "private_key": self.private_key}
         if self.client_metadata_url and server.get("client_id_metadata_document_supported") is True:
             return {"client_id": self.client_metadata_url, "token_endpoint_auth_method": "none"}
         kept = self.store.get(f"client {issuer}")
@@ -459,13 +592,16 @@ class OAuthClient:
 
     def token_request(self, client: dict, server: dict, step: str, fields: dict) -> dict:
         """POST to the token endpoint, the client authenticated as the server allows (client_secret_basic,
-        client_secret_post, or none: RFC 6749, section 2.3); the token response, checked."""
+        client_secret_post, private_key_jwt, or none: RFC 6749, section 2.3; RFC 7523); the token response, checked."""
         fields = {name: value for name, value in fields.items() if value is not None}
         headers = {"Content-Type": "application/x-www-form-urlencoded"}
         method = self.auth_method(client, server)
         if method == "client_secret_basic":
             pair = f"{urllib.parse.quote_plus(client['client_id'])}:{urllib.parse.quote_plus(client['client_secret'])}"
             headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+        elif method == "private_key_jwt":
+            fields["client_assertion_type"] = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+            fields["client_assertion"] = es256_assertion(client["private_key"], client["client_id"], server["issuer"])
         else:
             fields["client_id"] = client["client_id"]
             if method == "client_secret_post":
@@ -478,8 +614,10 @@ class OAuthClient:
         return answer
 
     def auth_method(self, client: dict, server: dict) -> str:
-        """How the client authenticates at the token endpoint: as it registered, else as the server supports
-        (client_secret_basic when it names none, RFC 8414, section 2), else none for a client with no secret."""
+        """How the client authenticates at the token endpoint: by its key if it has one, as it registered, else as
+        the server supports (client_secret_basic when it names none, RFC 8414, section 2); none with no secret."""
+        if client.get("private_key"):
+            return "private_key_jwt"
         if not client.get("client_secret"):
             return "none"
         supported = server.get("token_endpoint_auth_methods_supported") or ["client_secret_basic"]

@@ -66,7 +66,8 @@ def drive(url: str, scenario: str, version: str | None, context: dict, trace=Non
     """Connect in the era of version, then do what the scenario's server is there to see."""
     auth = mcp_oauth.OAuthClient(lambda address: mcp_oauth.fetch_redirect(address, REDIRECT_URI),
                                  client_id=context.get("client_id"), client_secret=context.get("client_secret"),
-                                 issuer=context.get("issuer"), client_metadata_url=CLIENT_METADATA_URL,
+                                 issuer=context.get("issuer"), private_key_pem=context.get("private_key_pem"),
+                                 client_metadata_url=CLIENT_METADATA_URL,
                                  redirect_uri=REDIRECT_URI, client_name="mcp_min-conformance", trace=trace)
     transport = mcp_http.HttpTransport(url, trace=trace, timeout=20, auth=auth)
     client = mcp_full.MCPClient(transport, name="mcp_min-conformance",
