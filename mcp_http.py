@@ -1507,6 +1507,7 @@ class HttpTransport(Transport):
             if status != 401 and not (status == 403 and "insufficient_scope" in challenge):
                 return
             self.connection.read()
+            self.traced("←", {"status": status, "www-authenticate": challenge})  # what the steps that follow answer
             if self.auth is None:
                 raise Unauthorized(f"HTTP {status}: the server asks for authorization (WWW-Authenticate: "
                                    f"{challenge or 'none'}), and this client has none: HttpTransport(url, auth=...)")

@@ -34,6 +34,7 @@ import hashlib
 import hmac
 import http.client
 import json
+import re
 import secrets
 import threading
 import time
@@ -53,6 +54,7 @@ OAUTH_TIMEOUT_S = 30.0  # each of its requests must be answered whole within thi
 SECRET_FIELDS = {"access_token", "refresh_token", "id_token", "client_secret", "code", "code_verifier",
                  "client_assertion", "registration_access_token"}  # shown redacted in every trace
 REDACTED = "[redacted]"
+AUTH_ITEM = re.compile(r'([^\s,=]+)(?:\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]*))?')  # a scheme, or a name=value parameter
 PRM_PATH = "/.well-known/oauth-protected-resource"  # RFC 9728, section 3
 AS_PATH = "/.well-known/oauth-authorization-server"  # RFC 8414, section 3
 OIDC_PATH = "/.well-known/openid-configuration"  # OpenID Connect Discovery 1.0, section 4
@@ -66,41 +68,15 @@ class AuthError(Unauthorized):
 def parse_challenge(header: str) -> dict:
     """The parameters of the Bearer challenge in a WWW-Authenticate value (RFC 6750, section 3; RFC 9110, section
     11.6.1): {name: value}, names lower-cased, quoted strings unquoted; {} if there is no Bearer challenge."""
-    params, scheme, i = {}, None, 0
-    while i < len(header):
-        while i < len(header) and header[i] in " \t,":
-            i += 1
-        start = i
-        while i < len(header) and header[i] not in " \t,=":
-            i += 1
-        token = header[start:i]
-        rest = header[i:].lstrip(" \t")
-        if not token:
-            break
-        if not rest.startswith("="):  # a scheme begins a challenge (or ends the Bearer one)
+    params, scheme = {}, None
+    for item in AUTH_ITEM.finditer(header):
+        name, value = item.groups()
+        if value is None:  # a scheme begins a challenge (and ends the one before)
             if scheme == "bearer":
                 break
-            scheme = token.lower()
-            continue
-        i = len(header) - len(rest) + 1
-        while i < len(header) and header[i] in " \t":
-            i += 1
-        if i < len(header) and header[i] == '"':
-            value, i = [], i + 1
-            while i < len(header) and header[i] != '"':
-                if header[i] == "\\" and i + 1 < len(header):
-                    i += 1
-                value.append(header[i])
-                i += 1
-            i += 1
-            value = "".join(value)
-        else:
-            start = i
-            while i < len(header) and header[i] not in " \t,":
-                i += 1
-            value = header[start:i]
-        if scheme == "bearer":
-            params.setdefault(token.lower(), value)
+            scheme = name.lower()
+        elif scheme == "bearer":
+            params.setdefault(name.lower(), re.sub(r"\\(.)", r"\1", value[1:-1]) if value.startswith('"') else value)
     return params
 
 
