@@ -464,6 +464,8 @@ class OAuthClient:
             if document.get("issuer") != issuer:
                 raise AuthError(f"authorization server metadata at {candidate} names issuer {document.get('issuer')!r}, "
                                 f"not {issuer!r}, the one it was found from: refused (RFC 8414, section 3.3)")
+            if "token_endpoint" not in document:
+                raise AuthError(f"authorization server metadata at {candidate} names no token_endpoint")
             for endpoint in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):
                 if endpoint in document:
                     check_url(document[endpoint], endpoint)
@@ -522,6 +524,8 @@ class OAuthClient:
             raise AuthError(f"authorization: {server['issuer']} does not offer PKCE with S256 (code_challenge_methods_"
                             f"supported: {methods}): refused (2025-11-25, basic/authorization, \"Authorization Code "
                             "Protection\")")
+        if "authorization_endpoint" not in server:
+            raise AuthError(f"authorization: {server['issuer']} names no authorization_endpoint")
         verifier, challenge = pkce_pair()
         state = secrets.token_urlsafe(24)
         query = {"response_type": "code", "client_id": client["client_id"], "redirect_uri": self.redirect_uri,
