@@ -168,7 +168,7 @@ def fetch(method: str, url: str, headers: dict | None = None, body: bytes = b"",
         location = fields.get("location")
         if response.status not in (301, 302, 303, 307, 308) or not location or method != "GET" or not redirects:
             return response.status, fields, b"".join(pieces)
-        following = urllib.parse.urljoin(url, location)
+        following = check_url(urllib.parse.urljoin(url, location), f"a redirect from {url}")
         if parts.scheme == "https" and not following.startswith("https:"):
             raise ConnectionError(f"{url} redirected from https to {redacted_url(following)}")
         url = following

@@ -224,6 +224,13 @@ def test_a_server_that_asks_nothing_sees_no_authorization_and_the_oauth_client_a
     assert shown == []
 
 
+def test_a_401_this_client_cannot_answer_names_the_step_that_failed():
+    with World() as world:
+        with pytest.raises(mcp_oauth.AuthError, match=r"authorization: http://127\.0\.0\.1:\d+ offers grants "
+                                                      r"\['authorization_code'\], and this client can use none of them"):
+            connect(world, mcp_oauth.OAuthClient(timeout=TIMEOUT))  # no authorize callback, no secret
+
+
 def test_discovery_goes_in_the_spec_s_order_when_the_challenge_names_no_metadata():
     # 2025-11-25, basic/authorization: the path-based resource metadata first, then the root; for an issuer with a
     # path, RFC 8414's inserted form, then OpenID's inserted form, then OpenID's appended form.
