@@ -2,7 +2,7 @@
 
   10. Streamable HTTP    the 2026-07-28 headers; HTTP/1.1 (HttpHandler, HttpServer); the MCP binding on it
                          (Endpoint, EndpointHandler, HttpStream, EventLog, Session): http_server, serve_http;
-                         the client, HttpTransport over HttpConnection
+                         the client, HttpTransport over HttpConnection (its auth: mcp_oauth's OAuthClient)
 
 In the handshake era initialize opens a session (Mcp-Session-Id); in 2026-07-28 every POST stands alone and
 its headers repeat its body. A response is JSON, or an event stream written as the request's messages happen.
@@ -90,6 +90,7 @@ EVENT_ENTRY_BYTES = 256  # what keeping an event costs besides its bytes (its en
 SWEEP_S = 1  # this often the log forgets the streams that ended after their events had expired
 RETRY_CAP_S = 10  # a client waits the retry it is told, or RETRY_MS untold, but never longer than this (or its timeout)
 MAX_RESUMES = 20  # times in a row a client reconnects to a stream that brings nothing new: then it gives up
+MAX_AUTHORIZATIONS = 3  # times a client with auth answers a refusal of one request (401, 403 insufficient_scope)
 MAX_PARSED_IN_FLIGHT = 256 * 1024 * 1024  # what the bodies being served hold at once, parsed (parsed_size); past it, 503
 
 
@@ -1263,6 +1264,10 @@ class StreamCut(ConnectionError):
     """The server closed the connection before the body ended: an event stream with an id may be resumed."""
 
 
+class Unauthorized(ConnectionError):
+    """The server asks for authorization this client cannot give: none configured, or a step of it failed."""
+
+
 class DeadlineSocketIO(socket.SocketIO):
     """A client socket's raw reads, each waiting only for what is left of its connection's deadline: a socket
     timeout bounds one recv, so a server sending a byte now and then would stretch it without end."""
@@ -1292,6 +1297,7 @@ class HttpConnection:
         self.socket: socket.socket | None = None  # opened by the first request, and again once closed
         self.reader: io.BufferedReader | None = None  # the socket's file for reading
         self.status, self.headers = 0, {}  # the response being read: its status; lower-case name -> first value
+        self.fields = {}  # and lower-case name -> every value (a WWW-Authenticate may come twice)
         self.left = 0  # bytes of the body (or of its current chunk) not read yet
         self.chunked = self.in_chunk = self.closing = False  # chunked; inside a chunk; Connection: close
         self.lines, self.split = collections.deque(), Lines()  # an event stream's lines read, not taken; its splitter
@@ -1320,6 +1326,7 @@ class HttpConnection:
             except ValueError as exc:
                 raise ConnectionError(f"a malformed response head: {exc.args[1]}")
         self.status, self.headers = int(status[1]), {name: values[0] for name, values in fields.items()}
+        self.fields = fields
         self.chunked, self.in_chunk = "chunked" in self.headers.get("transfer-encoding", "").lower(), False
         self.closing = self.headers.get("connection", "").lower() == "close"
         length = self.headers.get("content-length", "0")
@@ -1424,8 +1431,9 @@ class HttpTransport(Transport):
     it: the server's questions there are answered at once, its notifications kept for drain().
     """
 
-    def __init__(self, url: str, trace=None, timeout: float = 30.0):
+    def __init__(self, url: str, trace=None, timeout: float = 30.0, auth=None):
         super().__init__(trace)
+        self.url, self.auth = url, auth  # auth: headers(url) and challenge(url, status, header), as OAuthClient's
         parts = urllib.parse.urlsplit(url)
         self.address, self.path, self.timeout = (parts.hostname, parts.port or 80), parts.path or "/", timeout
         self.connection = self.new_connection()
@@ -1453,6 +1461,8 @@ class HttpTransport(Transport):
                         if value is not None}
         elif self.session_id and message.get("method") != "initialize":  # a new session's initialize names none
             headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
+        if self.auth is not None:
+            headers |= self.auth.headers(self.url)
         return headers
 
     def send(self, message: dict) -> dict | None:
@@ -1461,6 +1471,8 @@ class HttpTransport(Transport):
         named = self.headers_for(message).get("Mcp-Session-Id")
         try:
             self.post(self.connection, message)
+            if self.connection.status in (401, 403):
+                self.authorized(message)
             if self.connection.status == 404 and named and not is_notification(message):
                 self.connection.read()
                 self.forget_session()
@@ -1484,9 +1496,29 @@ class HttpTransport(Transport):
                                                                           "reason": f"no response in {self.timeout} s"}))
             if isinstance(exc, TimeoutError):
                 raise TimeoutError(f"no response to {message['method']} (id {message['id']}) in {self.timeout} s")
-            if type(exc) is ConnectionError:  # already says what went wrong
+            if type(exc) is ConnectionError or isinstance(exc, Unauthorized):  # already says what went wrong
                 raise
             raise ConnectionError(f"HTTP: {exc!r}") from exc
+
+    def authorized(self, message: dict):
+        """Answer the server's refusals of message, each by asking auth for a token and sending it again, up to
+        MAX_AUTHORIZATIONS times (2025-11-25, basic/authorization, "Scope Challenge Handling": a retry limit): a 401,
+        and a 403 whose challenge is insufficient_scope. A refusal that cannot be answered is Unauthorized."""
+        for tries in range(MAX_AUTHORIZATIONS + 1):
+            status = self.connection.status
+            challenge = ", ".join(self.connection.fields.get("www-authenticate", []))
+            if status != 401 and not (status == 403 and "insufficient_scope" in challenge):
+                return
+            self.connection.read()
+            self.traced("←", {"status": status, "www-authenticate": challenge})  # what the steps that follow answer
+            if self.auth is None:
+                raise Unauthorized(f"HTTP {status}: the server asks for authorization (WWW-Authenticate: "
+                                   f"{challenge or 'none'}), and this client has none: HttpTransport(url, auth=...)")
+            if tries == MAX_AUTHORIZATIONS:
+                raise Unauthorized(f"HTTP {status}: {message['method']} still refused after {MAX_AUTHORIZATIONS} "
+                                   f"authorizations (MAX_AUTHORIZATIONS): {challenge}")
+            self.auth.challenge(self.url, status, challenge)
+            self.post(self.connection, message)
 
     def response_to(self, message: dict, connection: HttpConnection, deadline: float) -> dict:
         """The response to message, from the body on connection (resumed, if its event stream ends early); a body
@@ -1551,6 +1583,8 @@ class HttpTransport(Transport):
         """GET the session's standing stream, or resume a stream after last_event_id, on connection; the response's
         head read, its body not yet."""
         headers = {"Accept": "text/event-stream"}
+        if self.auth is not None:
+            headers |= self.auth.headers(self.url)
         if self.session_id:
             headers |= {"Mcp-Session-Id": self.session_id, "MCP-Protocol-Version": self.protocol_version}
         if last_event_id is not None:
@@ -1758,7 +1792,8 @@ class HttpTransport(Transport):
         self.close_standing()
         if self.session_id:
             try:
-                self.connection.request("DELETE", self.path, {"Mcp-Session-Id": self.session_id})
+                headers = self.auth.headers(self.url) if self.auth is not None else {}
+                self.connection.request("DELETE", self.path, {"Mcp-Session-Id": self.session_id, **headers})
                 self.connection.read()
             except OSError:
                 pass  # the server has gone already

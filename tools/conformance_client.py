@@ -6,7 +6,11 @@ would do with each scenario's server, and nothing of the protocol (that is the c
 
 The suite runs this with the scenario server's URL as the last argument, the scenario's name in
 MCP_CONFORMANCE_SCENARIO, its wire version in MCP_CONFORMANCE_PROTOCOL_VERSION and, for some, the calls to make
-in MCP_CONFORMANCE_CONTEXT ({"toolCalls": [{name, arguments}]}). The standard library only, and mcp_min.
+in MCP_CONFORMANCE_CONTEXT ({"toolCalls": [{name, arguments}]}; for the authorization scenarios, the client id,
+secret and issuer a user would have been given). Its OAuth client is configured as a user's would be: the client id
+and secret if given, the address of its client metadata document, and an authorize callback that stands for the
+browser (the suite's authorization servers approve by themselves: the callback follows the redirect). With --trace,
+the wire goes to stderr, OAuth's steps included, every secret redacted. The standard library only, and mcp_min.
 """
 
 import json
@@ -18,9 +22,12 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))  # the p
 
 import mcp_full  # noqa: E402
 import mcp_http  # noqa: E402
+import mcp_oauth  # noqa: E402
 
 SAMPLES = {"string": "x", "integer": 1, "number": 1.5, "boolean": True, "object": {}, "array": []}
 FOCAL_TOOL, ECHO_TOOL = "json_schema_2020_12_tool", "json_schema_echo"  # json-schema-2020-12-preservation's
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"  # where this client's document would be
+REDIRECT_URI = "http://127.0.0.1:33418/callback"
 
 
 def sample(schema: dict):
@@ -50,9 +57,20 @@ def answer_sampling(question: dict) -> dict:
     return {"role": "assistant", "model": "conformance", "content": {"type": "text", "text": "ok"}, "stopReason": "endTurn"}
 
 
-def drive(url: str, scenario: str, version: str | None, context: dict):
+def trace_to_stderr(direction: str, message: dict):
+    """The trace hook of --trace: each message (or OAuth step) as one line on stderr."""
+    print(f"{direction} {json.dumps(message)}", file=sys.stderr, flush=True)
+
+
+def drive(url: str, scenario: str, version: str | None, context: dict, trace=None):
     """Connect in the era of version, then do what the scenario's server is there to see."""
-    client = mcp_full.MCPClient(mcp_http.HttpTransport(url, timeout=20), name="mcp_min-conformance",
+    auth = mcp_oauth.OAuthClient(lambda address: mcp_oauth.fetch_redirect(address, REDIRECT_URI),
+                                 client_id=context.get("client_id"), client_secret=context.get("client_secret"),
+                                 issuer=context.get("issuer"), private_key_pem=context.get("private_key_pem"),
+                                 client_metadata_url=CLIENT_METADATA_URL,
+                                 redirect_uri=REDIRECT_URI, client_name="mcp_min-conformance", trace=trace)
+    transport = mcp_http.HttpTransport(url, trace=trace, timeout=20, auth=auth)
+    client = mcp_full.MCPClient(transport, name="mcp_min-conformance",
                                 on_elicit=accept, on_sample=answer_sampling,
                                 on_roots=lambda question: {"roots": [{"uri": "file:///tmp", "name": "tmp"}]})
     try:
@@ -81,4 +99,4 @@ def drive(url: str, scenario: str, version: str | None, context: dict):
 
 if __name__ == "__main__":
     drive(sys.argv[-1], os.environ.get("MCP_CONFORMANCE_SCENARIO", ""), os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION"),
-          json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"))
+          json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"), trace_to_stderr if "--trace" in sys.argv else None)
