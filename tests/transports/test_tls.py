@@ -47,9 +47,8 @@ def trusting(cert) -> ssl.SSLContext:
 
 
 class TlsFront(socketserver.ThreadingTCPServer):
-    """A TLS front on loopback: each connection it accepts (counted) is decrypted and relayed to a plain HTTP port.
-    A relay's one thread alone reads and writes its TLS socket; ask() sends a post-handshake message on an idle
-    one."""
+    """A TLS front on loopback, relaying each connection it accepts (and counts) to a plain HTTP port, one thread a
+    connection, which alone reads and writes its TLS socket while the client is not idle."""
 
     daemon_threads = True
     block_on_close = False
@@ -145,6 +144,7 @@ def tls_endpoint(cert, key, factory=server_demo.make_server):
 
 
 def https(front: TlsFront) -> str:
+    """The front's URL."""
     return f"https://127.0.0.1:{front.server_address[1]}/mcp"
 
 
@@ -328,8 +328,9 @@ def test_a_listen_stream_over_https_brings_a_change_and_closing_it_ends_its_thre
 
 def test_requests_on_a_kept_alive_connection_take_one_handshake_though_records_without_data_come_while_it_is_idle(
         certificates):
-    # TLS 1.3 lets a server send records that hold no data whenever it likes (session tickets, RFC 8446 4.6.1; a
-    # CertificateRequest, 4.6.2, here): the idle connection then reads as ready, but it is not closed.
+    # TLS 1.3 lets a server send records that hold no data after the handshake (session tickets, RFC 8446 4.6.1; a
+    # CertificateRequest, 4.6.2): the idle connection then reads as ready, but it is not closed. The handshake's own
+    # tickets come before the first response, which takes them in; so the front sends a CertificateRequest, later.
     context = trusting(certificates["loopback"][0])
     context.post_handshake_auth = True
     with tls_endpoint(*certificates["loopback"]) as front:
