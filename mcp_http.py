@@ -1470,8 +1470,9 @@ class HttpTransport(Transport):
         if tls is not None and parts.scheme != "https":
             raise ValueError(f"{url!r}: a TLS context is for an https:// URL, and this one is plain http")
         https = parts.scheme == "https"
-        self.tls = (tls or ssl.create_default_context()) if https else None  # one context for all its connections
-        self.address = (parts.hostname, parts.port or (443 if https else 80))
+        if https and tls is None:
+            tls = ssl.create_default_context()  # the system's authorities, loaded once for all its connections
+        self.address, self.tls = (parts.hostname, parts.port or (443 if https else 80)), tls
         self.path, self.timeout = parts.path or "/", timeout
         self.connection = self.new_connection()
         self.side_connection: HttpConnection | None = None  # opened the first time the server asks something mid-stream
