@@ -39,6 +39,7 @@ import secrets
 import select
 import signal
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -1290,8 +1291,8 @@ class HttpConnection:
     its requests: a request leaves in one write; a response is its status, its headers, then its body, read
     whole or line by line as it arrives (an event stream comes in chunks)."""
 
-    def __init__(self, address: tuple, timeout: float):
-        self.address, self.timeout = address, timeout
+    def __init__(self, address: tuple, timeout: float, tls: ssl.SSLContext | None = None):
+        self.address, self.timeout, self.tls = address, timeout, tls  # tls: the context of an https connection
         host = f"[{address[0]}]" if ":" in address[0] else address[0]  # an IPv6 address is bracketed
         self.host = f"{host}:{address[1]}"  # the Host header of every request
         self.socket: socket.socket | None = None  # opened by the first request, and again once closed
@@ -1305,12 +1306,10 @@ class HttpConnection:
 
     def request(self, method: str, path: str, headers: dict, body: bytes = b""):
         """Send a request whole, then read the response's status line and headers; its body is read next."""
-        if self.closing or (self.socket and select.select([self.socket], [], [], 0)[0]):
+        if self.closing or (self.socket and select.select([self.socket], [], [], 0)[0] and not self.still_open()):
             self.close()  # the server said Connection: close, or closed this idle connection (it reads as ready)
         if self.socket is None:
-            self.socket = socket.create_connection(self.address, timeout=self.timeout)
-            self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms Nagle delay
-            self.reader = io.BufferedReader(DeadlineSocketIO(self.socket, self))
+            self.connect()
         self.socket.settimeout(self.timeout)
         self.deadline = time.monotonic() + self.timeout  # the response's status, headers and body, all of it
         lines = [f"{method} {path} HTTP/1.1", f"Host: {self.host}",
@@ -1338,6 +1337,33 @@ class HttpConnection:
                                   "(MAX_MESSAGE_BYTES), the largest message")
         self.left = 0 if self.chunked else int(length)
         self.lines, self.split = collections.deque(), Lines(MAX_MESSAGE_BYTES + len("data: \r"))  # with its field name
+
+    def connect(self):
+        """Open the connection: TCP, then for https TLS, whose context checks the certificate and the host name."""
+        plain = socket.create_connection(self.address, timeout=self.timeout)  # (the handshake's bound too)
+        plain.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms Nagle delay
+        try:  # a failed handshake closes the socket
+            self.socket = self.tls.wrap_socket(plain, server_hostname=self.address[0]) if self.tls else plain
+        except ssl.SSLCertVerificationError as exc:
+            raise ConnectionError(f"TLS: the certificate of {self.host} failed verification: {exc.verify_message}")
+        except ssl.SSLError as exc:
+            raise ConnectionError(f"TLS: the handshake with {self.host} failed: {exc.strerror or exc}")
+        self.reader = io.BufferedReader(DeadlineSocketIO(self.socket, self))
+
+    def still_open(self) -> bool:
+        """Whether an idle connection that reads as ready is open still: a plain one is not (the server closed it, or
+        sent what nobody asked for); a TLS one is if what came holds no data, as a TLS 1.3 session ticket after the
+        handshake (RFC 8446, 4.6.1), which this read takes in, and then wants more."""
+        if not isinstance(self.socket, ssl.SSLSocket):
+            return False
+        self.socket.setblocking(False)  # (request sets the timeout again)
+        try:
+            self.socket.recv(1)  # b"": the end (close_notify or not); data: what nobody asked for
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            return True
+        except OSError:
+            pass  # reset, or a TLS alert
+        return False
 
     @property
     def is_event_stream(self) -> bool:
@@ -1429,13 +1455,25 @@ class HttpTransport(Transport):
     the client waits the retry it was told and reconnects with GET and Last-Event-ID. Once a session is
     initialized it opens the session's standing stream (a GET), if the server offers one, and a thread reads
     it: the server's questions there are answered at once, its notifications kept for drain().
+
+        transport = HttpTransport("https://example.com/mcp", tls=ssl.create_default_context(cafile="ca.pem"))
+    An https URL's connections speak TLS: the server's certificate must chain to a trusted authority and name
+    the URL's host, as tls (a context of the caller's, for a private authority) or the system's defaults say.
     """
 
-    def __init__(self, url: str, trace=None, timeout: float = 30.0, auth=None):
+    def __init__(self, url: str, trace=None, timeout: float = 30.0, auth=None, tls: ssl.SSLContext | None = None):
         super().__init__(trace)
         self.url, self.auth = url, auth  # auth: headers(url) and challenge(url, status, header), as OAuthClient's
         parts = urllib.parse.urlsplit(url)
-        self.address, self.path, self.timeout = (parts.hostname, parts.port or 80), parts.path or "/", timeout
+        if parts.scheme not in ("http", "https"):
+            raise ValueError(f"{url!r}: an MCP endpoint's URL starts http:// or https://")
+        if tls is not None and parts.scheme != "https":
+            raise ValueError(f"{url!r}: a TLS context is for an https:// URL, and this one is plain http")
+        https = parts.scheme == "https"
+        if https and tls is None:
+            tls = ssl.create_default_context()  # the system's authorities, loaded once for all its connections
+        self.address, self.tls = (parts.hostname, parts.port or (443 if https else 80)), tls
+        self.path, self.timeout = parts.path or "/", timeout
         self.connection = self.new_connection()
         self.side_connection: HttpConnection | None = None  # opened the first time the server asks something mid-stream
         self.listen_connection: HttpConnection | None = None  # the open subscriptions/listen stream's own connection
@@ -1447,7 +1485,7 @@ class HttpTransport(Transport):
 
     def new_connection(self) -> HttpConnection:
         """A new HTTP/1.1 connection to the server (opened on first use)."""
-        return HttpConnection(self.address, self.timeout)
+        return HttpConnection(self.address, self.timeout, self.tls)
 
     def headers_for(self, message: dict) -> dict:
         """The headers of a POST: what 2026-07-28 repeats from the body, or the session's."""
