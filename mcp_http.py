@@ -827,7 +827,7 @@ class EndpointHandler(HttpHandler):
     def publish_metadata(self):
         """The Protected Resource Metadata (RFC 9728, section 3.2): which resource this is, and who issues its tokens."""
         if self.no_body():
-            body = json.dumps(self.server.metadata(), indent=2).encode()
+            body = json.dumps(self.server.metadata()).encode()
             self.send_whole(200, body, "application/json", {"Cache-Control": "no-store"})
 
     def missing_scope(self, mcp, reply) -> str | None:
