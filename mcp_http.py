@@ -789,6 +789,7 @@ class EndpointHandler(HttpHandler):
     def handle_one_request(self):
         """HttpHandler's, then let go of what the request held: its bytes of the parsed budget, its listen stream."""
         self.held, self.streaming = 0, False  # bytes of the parsed budget this request holds; whether it holds a stream
+        self.grant = None  # with a verifier, what the request's token grants, once authenticate() has verified it
         self.stream = self.request_id = self.message = None  # the request's HttpStream, id and message, once serve()
         # has them (stop, missing_scope)
         self.giving_way = threading.Event()  # set by the watchdog: this request's stream gives way to calls (MAX_LONG)
