@@ -1188,8 +1188,10 @@ class Endpoint(HttpServer):
         fields = {"resource_metadata": f"{split.scheme}://{split.netloc}{METADATA_PATH}",
                   "scope": scope or (" ".join(self.scopes) if self.scopes and error is None else None),
                   "error": error, "error_description": description}
-        quoted = [f'{name}="{value.replace(chr(92), "").replace(chr(34), chr(39))}"'
-                  for name, value in fields.items() if value]  # no backslash or double quote inside the quotes
+        # Printable ASCII inside the quotes, but no double quote or backslash (RFC 6750, section 3): a verifier's
+        # reason can neither end the quoted string nor the header.
+        quoted = [f'{name}="' + "".join(c for c in value if " " <= c <= "~" and c not in '"\\') + '"'
+                  for name, value in fields.items() if value]
         return "Bearer " + ", ".join(quoted)
 
     def allow_list(self, grant, allowed) -> set | None:

@@ -325,3 +325,18 @@ def test_rs256_verifies_by_pow_with_a_key_from_pem_or_jwk_and_refuses_a_forgery(
 def test_a_key_too_small_for_rs256_is_refused_when_it_is_made():
     with pytest.raises(ValueError, match="2048 to 8192 bits, not 1024"):
         RsaPublicKey((1 << 1023) + 1, 65537)
+
+
+class Refusing:
+    """A verifier whose reason holds what a header cannot: quotes, a backslash, a line break."""
+
+    def verify(self, token: str, audience: str):
+        raise InvalidToken('bad "token" \\ here\r\nX-Injected: yes')
+
+
+def test_a_verifier_s_reason_can_end_neither_the_quoted_string_nor_the_header():
+    with secured(verifier=Refusing()) as (auth, httpd):
+        port = httpd.server_address[1]
+        status, headers, _ = exchange(connection(port), initialize_request(), bearer("anything"))
+        assert (status, headers["WWW-Authenticate"].split(", ")[-1], headers["X-Injected"]) == (
+            401, 'error_description="bad token  hereX-Injected: yes"', None)
