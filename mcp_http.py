@@ -931,6 +931,8 @@ class EndpointHandler(HttpHandler):
             session = self.session()
             if session:
                 if self.grant is not None:  # the grants of the token this request carries: its session's allow-list
+                    # (requests in flight at once share the newest; all carry tokens of the one subject, so none can
+                    # get more than a token that subject holds grants: and a step-up takes effect in the session)
                     session.mcp.allowed_tools = self.server.allow_list(self.grant, session.allowed)
                 self.serve(session.mcp, message, lambda reply: 200, session)
 

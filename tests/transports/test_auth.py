@@ -51,10 +51,10 @@ YQIDAQAB
 
 
 @contextlib.contextmanager
-def secured(scopes=SCOPES, verifier=None):
-    """The teaching authorization server, and the demo's MCP server behind a verifier of its tokens: (auth, httpd)."""
+def secured(scopes=SCOPES, verifier_of=lambda auth: JwtVerifier(auth.signing_key)):
+    """The teaching authorization server, and the demo's MCP server behind verifier_of(it): (auth, httpd)."""
     auth = TinyAuthServer(scopes=list(scopes or ()))
-    httpd = mcp_http.http_server(server_demo.make_server, verifier=verifier or JwtVerifier(auth.signing_key),
+    httpd = mcp_http.http_server(server_demo.make_server, verifier=verifier_of(auth),
                                  authorization_servers=[auth.issuer], scopes=scopes)
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
@@ -273,9 +273,7 @@ def test_without_a_scopes_mapping_a_valid_token_allows_what_the_server_allows():
 def test_introspection_verifies_an_opaque_token_by_asking_the_authorization_server():
     auth = TinyAuthServer()
     try:
-        client = {"client_id": "rs", "client_secret": "rs-secret", "redirect_uris": ["http://127.0.0.1:1/cb"]}
-        auth.clients["rs"] = client
-        verifier = mcp_auth.IntrospectionVerifier(auth.issuer + "/introspect", "rs", "rs-secret")
+        verifier = introspecting(auth)
         token = auth.issue("student", "c1", "mcp:add", "http://127.0.0.1:9/mcp")
         assert verifier.verify(token, "http://127.0.0.1:9/mcp") == Grant(
             "student", "c1", frozenset({"mcp:add"}), ("http://127.0.0.1:9/mcp",), json.loads(
@@ -335,8 +333,26 @@ class Refusing:
 
 
 def test_a_verifier_s_reason_can_end_neither_the_quoted_string_nor_the_header():
-    with secured(verifier=Refusing()) as (auth, httpd):
+    with secured(verifier_of=lambda auth: Refusing()) as (auth, httpd):
         port = httpd.server_address[1]
         status, headers, _ = exchange(connection(port), initialize_request(), bearer("anything"))
         assert (status, headers["WWW-Authenticate"].split(", ")[-1], headers["X-Injected"]) == (
             401, 'error_description="bad token  hereX-Injected: yes"', None)
+
+
+def introspecting(auth: TinyAuthServer) -> mcp_auth.IntrospectionVerifier:
+    """An introspection verifier of auth's tokens, as the resource server "rs" it registers."""
+    auth.clients["rs"] = {"client_id": "rs", "client_secret": "rs-secret", "redirect_uris": ["http://127.0.0.1:1/cb"]}
+    return mcp_auth.IntrospectionVerifier(auth.issuer + "/introspect", "rs", "rs-secret")
+
+
+def test_an_opaque_token_checked_by_introspection_serves_as_a_jwt_does():
+    with secured(verifier_of=introspecting) as (auth, httpd):
+        port = httpd.server_address[1]
+        token = auth.issue("student", "c1", "mcp:add", f"http://127.0.0.1:{port}/mcp")
+        sid = session_with(port, token)
+        status, _, body = exchange(connection(port), call_add(), {**bearer(token), "Mcp-Session-Id": sid})
+        assert (status, json.loads(body)["result"]["content"][0]["text"]) == (200, "5")
+        status, headers, _ = exchange(connection(port), call_add(3), {**bearer(token[:-2] + "xx"), "Mcp-Session-Id": sid})
+        assert (status, headers["WWW-Authenticate"].split(", ")[-1]) == (
+            401, 'error_description="the authorization server says the token is not active"')
