@@ -14,9 +14,9 @@ import subprocess
 import sys
 import urllib.parse
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))  # the project's folder: lessons/
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "lessons"))  # where tiny_auth_server.py is
 
-from lessons.tiny_auth_server import TinyAuthServer  # noqa: E402
+from tiny_auth_server import TinyAuthServer  # noqa: E402
 
 CALLBACK_PORT = 3000  # the suite's own callback server listens here: http://127.0.0.1:3000/callback
 CLIENT_ID = "conformance"  # public (token_endpoint_auth_method none): the suite uses none when the server offers it
