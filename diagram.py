@@ -137,7 +137,8 @@ def transcript_block() -> str:
     return "```\n" + "\n".join(shown).rstrip() + "\n```"
 
 
-MODULES = ["mcp_min.py", "mcp_full.py", "mcp_stdio.py", "mcp_http.py", "mcp_oauth.py", "tap.py", "board.py"]  # the lab, then its layers
+MODULES = ["mcp_min.py", "mcp_full.py", "mcp_stdio.py", "mcp_http.py", "tap.py", "board.py", "mcp_auth.py",
+           "mcp_oauth.py"]  # the lab, then its layers
 
 
 def sizes(path: pathlib.Path) -> tuple:

@@ -2,7 +2,8 @@
 
   10. Streamable HTTP    the 2026-07-28 headers; HTTP/1.1 (HttpHandler, HttpServer); the MCP binding on it
                          (Endpoint, EndpointHandler, HttpStream, EventLog, Session): http_server, serve_http;
-                         the client, HttpTransport over HttpConnection (its auth: mcp_oauth's OAuthClient)
+                         with a verifier (mcp_auth.py), a resource server (spec 2025-11-25, basic/authorization);
+                         the client, HttpTransport over HttpConnection (https too; its auth: mcp_oauth's OAuthClient)
 
 In the handshake era initialize opens a session (Mcp-Session-Id); in 2026-07-28 every POST stands alone and
 its headers repeat its body. A response is JSON, or an event stream written as the request's messages happen.
@@ -46,8 +47,8 @@ import time
 import urllib.parse
 
 import mcp_full
-from mcp_min import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RPCError, \
-    error_response, is_notification, notification, report, say
+from mcp_min import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, TOOL_NOT_ALLOWED, \
+    RPCError, error_response, is_notification, notification, report, say
 from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MAX_KEPT_NOTIFICATIONS, MAX_MESSAGE_BYTES,
                       MISSING_CLIENT_CAPABILITY, PROTOCOL_VERSION_KEY, PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
                       SessionExpired, Transport, encode, header_name, is_stateless)
@@ -63,6 +64,7 @@ HEADER_MISMATCH = -32020  # 2026-07-28 over HTTP: a header disagrees with the bo
 # ---------------------------------------------------------------------------------------------------
 
 MCP_PATH = "/mcp"
+METADATA_PATH = "/.well-known/oauth-protected-resource" + MCP_PATH  # RFC 9728, section 3.1: inserted before the path
 LOCAL_NAMES = {"127.0.0.1", "localhost", "::1"}  # Host and Origin a local server accepts (DNS rebinding)
 NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}  # sent as Mcp-Name
 KEEPALIVE_S = 15  # an open event stream with nothing to say gets a comment line this often
@@ -357,12 +359,12 @@ class HttpHandler(http.server.BaseHTTPRequestHandler):
             left -= len(piece)
         return b"".join(pieces)
 
-    def refuse(self, status: int, reason: str, body: bytes | None = None) -> bool:
-        """Respond status with body (error_body's for reason, if None), drain what the client still sends, and close:
-        a kept-alive connection never reads a stale body as a request. False."""
+    def refuse(self, status: int, reason: str, body: bytes | None = None, headers: dict | None = None) -> bool:
+        """Respond status with body (error_body's for reason, if None) and headers, drain what the client still
+        sends, and close: a kept-alive connection never reads a stale body as a request. False."""
         self.close_connection = True
         self.send_whole(status, self.error_body(reason) if body is None else body, self.refusal_type,
-                        {"Connection": "close"})
+                        {**(headers or {}), "Connection": "close"})
         self.connection.shutdown(socket.SHUT_WR)  # the response is complete, and the client sees it end
         deadline = time.monotonic() + DRAIN_S  # in all: a client that trickles bytes holds its slot no longer
         try:  # read what the client still sends (a body it writes before reading), so that it reads the response
@@ -763,8 +765,10 @@ class EventLog:
 class Session:
     """One handshake session over HTTP: its MCP server, its last use, its standing GET stream, its requests in flight."""
 
-    def __init__(self, mcp, sid: str, log: EventLog):
+    def __init__(self, mcp, sid: str, log: EventLog, subject: str | None = None):
         self.mcp, self.sid, self.used = mcp, sid, time.monotonic()
+        self.subject = subject  # with a verifier, whose token opened it: no other subject's request may use it
+        self.allowed = mcp.allowed_tools  # its server's allow-list before any token's grants narrow it
         self.in_flight = 0  # POSTs being served: while one is, the session's notifications wait for its end
         self.standing = HttpStream(None, True, log=log, session_id=sid)  # the GET stream, once a client opens it
         self.lock = threading.Lock()
@@ -790,7 +794,9 @@ class EndpointHandler(HttpHandler):
     def handle_one_request(self):
         """HttpHandler's, then let go of what the request held: its bytes of the parsed budget, its listen stream."""
         self.held, self.streaming = 0, False  # bytes of the parsed budget this request holds; whether it holds a stream
-        self.stream = self.request_id = None  # the request's HttpStream and id, once serve() has them (stop)
+        self.grant = None  # with a verifier, what the request's token grants, once authenticate() has verified it
+        self.stream = self.request_id = self.message = None  # the request's HttpStream, id and message, once serve()
+        # has them (stop, missing_scope)
         self.giving_way = threading.Event()  # set by the watchdog: this request's stream gives way to calls (MAX_LONG)
         try:
             super().handle_one_request()
@@ -805,9 +811,51 @@ class EndpointHandler(HttpHandler):
         """A refusal's body: a JSON-RPC error, -32600, saying why."""
         return encode(error_response(None, INVALID_REQUEST, reason)).encode()
 
+    def authenticate(self) -> bool:
+        """With a verifier, the request's bearer token verified (its Grant kept as self.grant); else 401, whose
+        WWW-Authenticate names the Protected Resource Metadata (spec 2025-11-25, basic/authorization)."""
+        self.grant = None
+        verifier = self.server.verifier
+        if verifier is None:
+            return True
+        values = self.header_values.get("authorization", [])
+        scheme, _, token = values[0].partition(" ") if len(values) == 1 else ("", "", "")
+        if scheme.lower() != "bearer" or not token.strip():  # no error code for a request without a token (RFC 6750, 3.1)
+            return self.refuse(401, "this server needs an access token: Authorization: Bearer <token>",
+                               headers={"WWW-Authenticate": self.server.challenge()})
+        try:
+            self.grant = verifier.verify(token.strip(), self.server.resource)
+        except ValueError as exc:  # mcp_auth's InvalidToken: forged, for another resource, expired...
+            return self.refuse(401, f"invalid token: {exc}",
+                               headers={"WWW-Authenticate": self.server.challenge("invalid_token", description=str(exc))})
+        return True
+
+    def publish_metadata(self):
+        """The Protected Resource Metadata (RFC 9728, section 3.2): which resource this is, and who issues its tokens."""
+        if self.no_body():
+            body = json.dumps(self.server.metadata()).encode()
+            self.send_whole(200, body, "application/json", {"Cache-Control": "no-store"})
+
+    def missing_scope(self, mcp, reply) -> str | None:
+        """The scope a tools/call needs and the request's token lacks, if reply is the lattice's refusal of it (the
+        allow-list's -32600, which carries no data); else None."""
+        scopes, message = self.server.scopes, self.message
+        if self.grant is None or scopes is None or not isinstance(reply, dict) or message.get("method") != "tools/call":
+            return None
+        params = message.get("params")
+        error, name = reply.get("error", {}), params.get("name") if isinstance(params, dict) else None
+        if error.get("code") != TOOL_NOT_ALLOWED or "data" in error or name not in mcp.tools:
+            return None
+        # The scopes that grant it, the mapping's first named: the token's own, if they granted it, would have
+        # let it through; none at all means no token could (a tool outside the server's own allow-list).
+        granting = [scope for scope, tools in scopes.items() if name in tools and scope not in self.grant.scopes]
+        return granting[0] if granting else None
+
     def do_GET(self):
         """A session's standing stream, or (with Last-Event-ID) a stream resumed: what it missed, then the rest."""
-        if not self.is_allowed() or not self.no_body():
+        if self.server.verifier is not None and urllib.parse.urlsplit(self.path).path == METADATA_PATH:
+            return self.publish_metadata()  # public: a client reads it to learn where to get a token
+        if not self.is_allowed() or not self.authenticate() or not self.no_body():
             return
         if not self.accepts_events:
             return self.refuse(406, "a GET opens an event stream: accept text/event-stream")
@@ -853,7 +901,7 @@ class EndpointHandler(HttpHandler):
 
     def do_DELETE(self):
         """The end of the session Mcp-Session-Id names."""
-        if not self.is_allowed() or not self.no_body():
+        if not self.is_allowed() or not self.authenticate() or not self.no_body():
             return
         session = self.session(end=True)
         if session:
@@ -862,7 +910,7 @@ class EndpointHandler(HttpHandler):
 
     def do_POST(self):
         """One message: in the handshake era, of a session (initialize opens one); in 2026-07-28, standing alone."""
-        if not self.is_allowed():
+        if not self.is_allowed() or not self.authenticate():  # before the body is read: a stranger's costs nothing
             return
         length = self.body_length()
         if length is None:
@@ -883,10 +931,14 @@ class EndpointHandler(HttpHandler):
         elif version is not None and version not in PUBLISHED_VERSIONS:
             self.respond(400, error_response(None, INVALID_REQUEST, f"unknown MCP-Protocol-Version {version}"))
         elif message.get("method") == "initialize":
-            self.respond(*self.server.open_session(message))
+            self.respond(*self.server.open_session(message, self.grant))
         else:
             session = self.session()
             if session:
+                if self.grant is not None:  # the grants of the token this request carries: its session's allow-list
+                    # (requests in flight at once share the newest; all carry tokens of the one subject, so none can
+                    # get more than a token that subject holds grants: and a step-up takes effect in the session)
+                    session.mcp.allowed_tools = self.server.allow_list(self.grant, session.allowed)
                 self.serve(session.mcp, message, lambda reply: 200, session)
 
     def reserve(self, n: int) -> bool:
@@ -900,7 +952,7 @@ class EndpointHandler(HttpHandler):
 
     def post_stateless(self, message: dict):
         """2026-07-28: no session; the headers repeat the body; errors map to HTTP statuses."""
-        mcp = self.server.mcp
+        mcp = self.server.mcp if self.grant is None else self.server.granted(self.grant)  # the token's allow-list
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         meta, method, name = params.get("_meta"), message.get("method"), params.get("name")
         meta = meta if isinstance(meta, dict) else {}
@@ -956,7 +1008,7 @@ class EndpointHandler(HttpHandler):
                                                         "(MAX_STREAMS): try again later"))
         log = self.server.log if session else None  # a session's streams are resumable
         stream = HttpStream(self, events_accepted, listen, log, session and session.sid)
-        self.stream, self.request_id = stream, message.get("id")
+        self.stream, self.request_id, self.message = stream, message.get("id"), message
         if listen:  # its writes come from whoever changes a list, and may never wait long
             self.connection.settimeout(STREAM_WRITE_S)
             self.server.stream_opened(self, gives_way=True)
@@ -999,6 +1051,11 @@ class EndpointHandler(HttpHandler):
             return
         if not stream.started:  # nothing was said before the response: one JSON body, in one write
             stream.done.set()
+            scope = self.missing_scope(mcp, reply)
+            if scope:  # the lattice refused it, and a scope the token lacks grants it: step up (spec 2025-11-25,
+                # basic/authorization, "Scope Challenge Handling")
+                challenge = self.server.challenge("insufficient_scope", scope, f"the tool needs the scope {scope}")
+                return self.respond(403, reply, {"WWW-Authenticate": challenge}, queued=queued)
             return self.respond(202 if reply is None else status(reply), reply, queued=queued)
         for event in queued + ([reply] if reply else []):
             stream.write(event)
@@ -1075,7 +1132,7 @@ class EndpointHandler(HttpHandler):
     def session(self, end: bool = False) -> Session | None:
         """The Session that Mcp-Session-Id names (ended, if end); else respond 400 or 404 and return None."""
         sid = self.header("Mcp-Session-Id")
-        session = self.server.find(sid, end)
+        session = self.server.find(sid, end, self.grant and self.grant.subject)
         if session is None:
             status, reason = (400, "missing Mcp-Session-Id") if sid is None else (404, "unknown or ended session")
             self.respond(status, error_response(None, INVALID_REQUEST, reason))
@@ -1095,7 +1152,14 @@ class Endpoint(HttpServer):
     stateless requests, and factory() makes each handshake session's MCP server. Its watchdog also stops the newest
     long POSTs past the share of MAX_LONG connections that long requests and streams may hold."""
 
-    def __init__(self, address: tuple, mcp, allowed_hosts=LOCAL_NAMES):
+    def __init__(self, address: tuple, mcp, allowed_hosts=LOCAL_NAMES, verifier=None, authorization_servers=(),
+                 scopes: dict | None = None, resource: str | None = None):
+        if scopes is not None and not all(isinstance(tools, (set, frozenset, list, tuple)) for tools in scopes.values()):
+            raise TypeError("scopes maps each scope to the tool names it grants, such as {'mcp:add': {'add'}}")
+        self.verifier, self.authorization_servers = verifier, list(authorization_servers)
+        self.scopes = None if scopes is None else {scope: frozenset(tools) for scope, tools in scopes.items()}
+        self.resource_uri = resource  # None: http://host:port/mcp, once the port is known
+        self.granted_servers = {}  # 2026-07-28 with a verifier: an allow-list -> the server that answers under it
         if isinstance(mcp, mcp_full.MCPServer):
             self.mcp, self.factory = mcp, mcp.share_catalog  # every session's server shares its catalog
         elif callable(mcp):
@@ -1113,29 +1177,79 @@ class Endpoint(HttpServer):
         self.open_streams = {}  # EndpointHandler -> whether its stream gives way to calls; oldest first (guarded by lock)
         super().__init__(address, EndpointHandler, MCP_PATH, allowed_hosts)  # (its watchdog starts last)
 
-    def open_session(self, message: dict) -> tuple:
+    @property
+    def resource(self) -> str:
+        """This server's resource URI (RFC 8707): the audience its tokens must name, and its metadata's resource."""
+        host, port = self.server_address[:2]
+        return self.resource_uri or f"http://{f'[{host}]' if ':' in host else host}:{port}{MCP_PATH}"
+
+    def metadata(self) -> dict:
+        """The Protected Resource Metadata document (RFC 9728, section 2)."""
+        scopes = {"scopes_supported": list(self.scopes)} if self.scopes is not None else {}
+        return {"resource": self.resource, "authorization_servers": self.authorization_servers,
+                **scopes, "bearer_methods_supported": ["header"]}  # never a query string (spec: "Token Requirements")
+
+    def challenge(self, error: str | None = None, scope: str | None = None, description: str | None = None) -> str:
+        """A WWW-Authenticate value: Bearer, where the metadata is, and the error and scope if any (RFC 6750, 3)."""
+        split = urllib.parse.urlsplit(self.resource)
+        fields = {"resource_metadata": f"{split.scheme}://{split.netloc}{METADATA_PATH}",
+                  "scope": scope or (" ".join(self.scopes) if self.scopes and error is None else None),
+                  "error": error, "error_description": description}
+        # Printable ASCII inside the quotes, but no double quote or backslash (RFC 6750, section 3): a verifier's
+        # reason can neither end the quoted string nor the header.
+        quoted = [f'{name}="' + "".join(c for c in value if " " <= c <= "~" and c not in '"\\') + '"'
+                  for name, value in fields.items() if value]
+        return "Bearer " + ", ".join(quoted)
+
+    def allow_list(self, grant, allowed) -> set | None:
+        """The tools grant allows: its scopes' tools (all of allowed, without a scopes mapping), within allowed."""
+        if self.scopes is None:
+            return allowed
+        tools = set().union(*(self.scopes.get(scope, ()) for scope in grant.scopes))
+        return tools if allowed is None else tools & allowed
+
+    def granted(self, grant):
+        """2026-07-28: the server that answers under grant's allow-list (one an allow-list, on the shared catalog)."""
+        if self.scopes is None:
+            return self.mcp  # a token grants what the server allows
+        key = frozenset(self.allow_list(grant, self.mcp.allowed_tools))
+        with self.sessions_lock:
+            mcp = self.granted_servers.get(key)
+            if mcp is None:  # a few: each is a subset of the tools the scopes name
+                mcp = self.mcp.share_catalog() if isinstance(self.mcp, mcp_full.MCPServer) else self.factory()
+                mcp.allowed_tools = set(key)
+                self.granted_servers[key] = mcp
+        return mcp
+
+    def open_session(self, message: dict, grant=None) -> tuple:
         """Serve initialize with a new session's MCP server, named by an unguessable id: (the HTTP status, its reply,
-        the header that names the session, if it opened)."""
+        the header that names the session, if it opened); with a grant, the session is its subject's, under its
+        allow-list."""
         if not self.make_room():
             return 503, error_response(message.get("id"), INTERNAL_ERROR, (
                 f"the server holds MAX_SESSIONS ({MAX_SESSIONS}) sessions, each busy with a request or a stream: "
                 "try again later"))
         mcp, sid = self.factory(), secrets.token_urlsafe(24)
+        session = Session(mcp, sid, self.log, grant and grant.subject)
+        if grant is not None:
+            mcp.allowed_tools = self.allow_list(grant, session.allowed)
         reply = mcp.handle(message)
         if not (reply and "result" in reply):
             return 200, reply, {}
-        session = Session(mcp, sid, self.log)
         if isinstance(mcp, mcp_full.MCPServer):
             mcp.on_send = session.deliver  # what it sends outside a request may take the GET stream
         with self.sessions_lock:
             self.sessions[sid] = session
         return 200, reply, {"Mcp-Session-Id": sid}
 
-    def find(self, sid: str | None, end: bool = False) -> Session | None:
-        """The Session sid names, now its last used (ended, if end); None if there is none."""
+    def find(self, sid: str | None, end: bool = False, subject: str | None = None) -> Session | None:
+        """The Session sid names, now its last used (ended, if end); None if there is none, or if it is another
+        subject's: a session id is no credential (spec 2025-11-25, basic/security_best_practices, "Session Hijacking")."""
         with self.sessions_lock:
-            session = self.sessions.pop(sid, None)
-            if session and not end:
+            if sid not in self.sessions or self.sessions[sid].subject != subject:
+                return None
+            session = self.sessions.pop(sid)
+            if not end:
                 session.used = time.monotonic()
                 self.sessions[sid] = session  # to the end: the sessions are kept in the order of their last use
         return session
@@ -1197,11 +1311,13 @@ class Endpoint(HttpServer):
 
     def server_close(self):
         if hasattr(self.mcp, "end_listening"):  # mcp_full's: each listen stream gets its response before the end
-            self.mcp.end_listening()
+            for mcp in [self.mcp, *self.granted_servers.values()]:
+                mcp.end_listening()
         super().server_close()
 
 
-def http_server(mcp, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES) -> Endpoint:
+def http_server(mcp, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL_NAMES, verifier=None,
+                authorization_servers=(), scopes: dict | None = None, resource: str | None = None) -> Endpoint:
     """A Streamable HTTP server at /mcp. Call serve_forever().
 
     mcp is mcp_full's MCPServer, whose catalog every session shares: it answers the stateless requests itself,
@@ -1211,8 +1327,13 @@ def http_server(mcp, host: str = "127.0.0.1", port: int = 0, allowed_hosts=LOCAL
     Threads: one a connection (http.server's), which reads a POST, runs MCPServer.handle, and writes the
     events the request sends as they happen, then its response; and the watchdog, which cuts a connection
     whose request is late and stops the newest long POSTs past MAX_LONG.
+
+    With a verifier (mcp_auth's), every request carries a token it verifies, for this server's resource URI
+    (resource, or http://host:port/mcp); the Protected Resource Metadata at METADATA_PATH names
+    authorization_servers. scopes maps each scope to the tools it grants: a token's scopes make the allow-list
+    of its requests (without scopes, a valid token allows what the server allows).
     """
-    return Endpoint((host, port), mcp, allowed_hosts)
+    return Endpoint((host, port), mcp, allowed_hosts, verifier, authorization_servers, scopes, resource)
 
 
 class Diagnoses(io.TextIOBase):
@@ -1242,10 +1363,12 @@ class Diagnoses(io.TextIOBase):
         return self.fd
 
 
-def serve_http(mcp, host: str = "127.0.0.1", port: int = 8000):
-    """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated (mcp: as http_server's)."""
+def serve_http(mcp, host: str = "127.0.0.1", port: int = 8000, verifier=None, authorization_servers=(),
+               scopes: dict | None = None, resource: str | None = None):
+    """Serve Streamable HTTP at http://host:port/mcp until interrupted or terminated (the rest: as http_server's)."""
     try:
-        httpd = http_server(mcp, host, port)
+        httpd = http_server(mcp, host, port, verifier=verifier, authorization_servers=authorization_servers,
+                            scopes=scopes, resource=resource)
     except OSError as exc:  # the port is taken, say: one line, not a traceback
         raise SystemExit(f"mcp_min: cannot serve http://{host}:{port}{MCP_PATH}: {exc.strerror}")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a host's SIGTERM is a clean stop

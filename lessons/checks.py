@@ -469,3 +469,17 @@ def exercise_11_2(ns: dict):
         if predicted != seen[fault]:
             return f"under --fault {fault} the SDK's call_tool {seen[fault]}"
     return None
+
+
+def exercise_12_1(ns: dict):
+    """12-1: why minted_for is not right yet, or None."""
+    minted_for = ns["minted_for"]
+    here = "http://127.0.0.1:8000/mcp"
+    cases = [({"aud": here}, True), ({"aud": ["http://127.0.0.1:9/mcp", here]}, True), ({}, False),
+             ({"aud": "http://127.0.0.1:9/mcp"}, False), ({"aud": here + "-admin"}, False), ({"aud": [here + "/x"]}, False),
+             ({"aud": "http://127.0.0.1:8000"}, False), ({"aud": None}, False)]
+    for claims, expected in cases:
+        if minted_for(claims, here) is not expected:
+            verdict = "may" if expected else "may not"
+            return f"a token whose claims are {claims} {verdict} be used at {here}"
+    return None

@@ -53,8 +53,10 @@ TESTS = ["test_mcp_min.py", "tests/protocol/test_full.py", "tests/protocol/test_
          "tests/robustness/test_hostile.py", "tests/transports/test_transports.py", "tests/course/test_first_hour.py",
          "tests/robustness/test_hardening.py"]
 HTTP_TESTS = ["tests/transports/test_transports.py", "tests/robustness/test_peers.py", "tests/robustness/test_hostile.py",
-              "tests/transports/test_client.py", "tests/protocol/test_duplex.py", "tests/robustness/test_hardening.py"]
-TESTS_OF = {"mcp_min.py": LAB_TESTS, "mcp_http.py": HTTP_TESTS}  # any other file's breakages: TESTS
+              "tests/transports/test_client.py", "tests/protocol/test_duplex.py", "tests/robustness/test_hardening.py",
+              "tests/transports/test_auth.py"]
+AUTH_TESTS = ["tests/transports/test_auth.py"]  # the resource server's checks, on loopback
+TESTS_OF = {"mcp_min.py": LAB_TESTS, "mcp_http.py": HTTP_TESTS, "mcp_auth.py": AUTH_TESTS}  # any other file's: TESTS
 # A run of tests that outlives its timeout is stopped, with all it started, and counts as caught: a test that never
 # ends has noticed. Each is many times what the tests take when nothing hangs (the lab's: a second or two).
 LAB_TIMEOUT = 60
@@ -265,6 +267,21 @@ BREAKAGES = [
     ("mcp_http.py", "only /mcp is served",
      "        if path != self.server.served_path:",
      "        if False:"),
+    ("mcp_http.py", "a session is its subject's alone (issue 44)",
+     "            if sid not in self.sessions or self.sessions[sid].subject != subject:",
+     "            if sid not in self.sessions:"),
+    ("mcp_http.py", "a tool a scope the token lacks would grant is 403 insufficient_scope (issue 44)",
+     "            if scope:  # the lattice refused it",
+     "            if False:  # the lattice refused it"),
+    ("mcp_auth.py", "a token minted for another resource is refused (issue 44)",
+     "    if audience not in audiences:",
+     "    if False:"),
+    ("mcp_auth.py", "an expired token is refused (issue 44)",
+     "    if exp is not None and not (isinstance(exp, (int, float)) and now <= exp + LEEWAY_S):",
+     "    if False:"),
+    ("mcp_auth.py", "the key chooses the algorithm, never the token's header (issue 44)",
+     "        if header.get(\"alg\") != self.algorithm:",
+     "        if header.get(\"alg\") == \"none\":"),
     ("mcp_http.py", "an unknown session is 404, a missing one 400",
      '(400, "missing Mcp-Session-Id") if sid is None else (404, "unknown or ended session")',
      '(400, "missing Mcp-Session-Id") if sid is None else (400, "unknown or ended session")'),

@@ -21,7 +21,7 @@ from mcp_full import Context, InMemoryTransport, MCPClient, MCPServer
 from harness import DEMO, TIMEOUT, http_endpoint
 from notebooks import LESSONS, NOTEBOOKS, build, exercise_cells, notebook, stdout_of
 
-MODULES = ["mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "tap", "board", "report_card",
+MODULES = ["mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "mcp_auth", "mcp_oauth", "tap", "board", "report_card",
            "grading"]  # pyproject.toml's py-modules
 
 HERE = pathlib.Path(__file__).resolve().parents[2]  # the project's folder (this file is in tests/course/)

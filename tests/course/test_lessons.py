@@ -21,10 +21,12 @@ from notebooks import LESSONS, NOTEBOOKS, build, exercise_cells, notebook, stdou
 
 HERE = pathlib.Path(__file__).resolve().parents[2]  # the project's folder (this file is in tests/course/)
 SOLUTIONS = sorted((LESSONS / "solutions").glob("*.py"))
-SECTIONED = ["mcp_min.py", "mcp_full.py", "mcp_stdio.py", "mcp_http.py", "tap.py"]  # the numbered sections, 1-11
+SECTIONED = ["mcp_min.py", "mcp_full.py", "mcp_stdio.py", "mcp_http.py", "tap.py", "mcp_auth.py",
+             "mcp_oauth.py"]  # the numbered sections, 1-13
 BANNERS = {(number, title): name for name in SECTIONED for number, title in
            re.findall(r"^# ---- (\d+)\. (.+?) ----$", (HERE / name).read_text(encoding="utf-8"), re.M)}
-PROJECT = ["mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "tap", "board", "report_card", "diagram", "server_demo", "client_demo"]
+PROJECT = ["mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "tap", "board", "report_card", "diagram", "server_demo", "client_demo",
+           "mcp_auth", "mcp_oauth"]
 FIRST_CELL = "import sys, pathlib  # the project's folder (with mcp_min.py): where the notebook runs, or above it"
 LAB = ["01", "02", "03", "04", "07"]  # course 000's seams: these lessons open mcp_min.py alone (07 until its last part)
 DRAWN_WITH_THE_LAB = {"mcp_min", "diagram"}  # what a lab lesson imports: the lab, and the drawing of its sessions
@@ -38,9 +40,9 @@ def fresh_run(name: str) -> list:
 
 
 def test_every_lesson_is_here_and_each_is_in_the_readme_tables():
-    # The eleven lessons, no fewer (the glob would let the other tests pass with half of them missing).
+    # The twelve lessons, no fewer (the glob would let the other tests pass with half of them missing).
     names = [path.name for path in NOTEBOOKS]
-    assert [name[:3] for name in names] == [f"{n:02}_" for n in range(1, 12)]
+    assert [name[:3] for name in names] == [f"{n:02}_" for n in range(1, 13)]
     for readme in (HERE / "README.md", LESSONS / "README.md"):
         assert re.findall(r"\[(\d\d_\w+\.ipynb)\]", readme.read_text(encoding="utf-8")) == names
 
@@ -155,7 +157,8 @@ def test_a_lab_lesson_runs_on_mcp_min_alone_its_checks_and_solutions_too(number,
 
 def cited_modules() -> list:
     """The project's modules whose names a lesson may cite."""
-    return [importlib.import_module(name) for name in ("mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "tap", "board")]
+    return [importlib.import_module(name) for name in ("mcp_min", "mcp_full", "mcp_stdio", "mcp_http", "tap", "board",
+                                                              "mcp_auth", "mcp_oauth")]
 
 
 def parameters(cls: type) -> dict:
