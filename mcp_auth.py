@@ -165,8 +165,9 @@ def der_one(der: bytes, tag: int) -> bytes:
     return content
 
 
-def der_items(der: bytes, count: int) -> list:
-    """The (tag, content) of the count DER elements der holds one after another (X.690: tag, length, content)."""
+def der_items(der: bytes, count: int | None = None) -> list:
+    """The (tag, content) of the DER elements der holds one after another (X.690: tag, length, content): count of
+    them, or any number if count is None."""
     items, at = [], 0
     while at < len(der):
         if at + 2 > len(der):
@@ -181,7 +182,7 @@ def der_items(der: bytes, count: int) -> list:
             raise ValueError("a DER element is cut short")
         items.append((tag, der[at:at + length]))
         at += length
-    if len(items) != count:
+    if count is not None and len(items) != count:
         raise ValueError(f"expected {count} DER elements, not {len(items)}")
     return items
 

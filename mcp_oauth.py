@@ -40,6 +40,7 @@ import threading
 import time
 import urllib.parse
 
+from mcp_auth import b64url_encode, der_items
 from mcp_http import LOCAL_NAMES, Unauthorized
 
 # ---------------------------------------------------------------------------------------------------
@@ -135,7 +136,7 @@ def resource_covers(resource: str, url: str) -> bool:
 def pkce_pair() -> tuple:
     """A PKCE code verifier and its S256 challenge (RFC 7636, section 4): 64 characters of 48 random bytes."""
     verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    challenge = b64url_encode(hashlib.sha256(verifier.encode()).digest())
     return verifier, challenge
 
 
@@ -255,25 +256,6 @@ def p256_sign(key: int, message: bytes) -> tuple:
     return r, s
 
 
-def der_items(data: bytes) -> list:
-    """The (tag, content) pairs of DER's encoding one after another in data (X.690, section 8.1), lengths long or short."""
-    items, i = [], 0
-    while i < len(data):
-        if i + 2 > len(data):
-            raise ValueError("a DER item is cut short")
-        tag, length, i = data[i], data[i + 1], i + 2
-        if length & 0x80:
-            size = length & 0x7f
-            if not 1 <= size <= 3 or i + size > len(data):
-                raise ValueError("a DER length this key cannot have")
-            length, i = int.from_bytes(data[i:i + size], "big"), i + size
-        if i + length > len(data):
-            raise ValueError("a DER item is longer than what holds it")
-        items.append((tag, data[i:i + length]))
-        i += length
-    return items
-
-
 def p256_private_key(pem: str) -> int:
     """The private key of a PEM PKCS#8 document (RFC 5208) holding a P-256 key (RFC 5915); ValueError for anything
     else, or for a key whose public half, if given, is not its own."""
@@ -301,11 +283,6 @@ def p256_private_key(pem: str) -> int:
     return key
 
 
-def b64url(data: bytes) -> str:
-    """base64url without padding (RFC 7515, section 2)."""
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
 def es256_assertion(key: int, client_id: str, audience: str, lifetime_s: int = 300) -> str:
     """A client assertion JWT (RFC 7523, section 3) signed ES256: the client as issuer and subject, the
     authorization server as audience, a unique jti, valid lifetime_s seconds."""
@@ -313,9 +290,9 @@ def es256_assertion(key: int, client_id: str, audience: str, lifetime_s: int = 3
     header = {"alg": "ES256", "typ": "JWT"}
     claims = {"iss": client_id, "sub": client_id, "aud": audience, "iat": now, "exp": now + lifetime_s,
               "jti": secrets.token_urlsafe(16)}
-    signed = f"{b64url(json.dumps(header).encode())}.{b64url(json.dumps(claims).encode())}"
+    signed = f"{b64url_encode(json.dumps(header).encode())}.{b64url_encode(json.dumps(claims).encode())}"
     r, s = p256_sign(key, signed.encode())
-    return f"{signed}.{b64url(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
+    return f"{signed}.{b64url_encode(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
 
 
 class TokenStore:

@@ -16,11 +16,12 @@ import pytest
 
 import mcp_auth
 import mcp_http
+import mcp_oauth
 import server_demo
 from harness import TIMEOUT, connection, exchange, initialize_request, stateless
 from lessons.tiny_auth_server import TinyAuthServer
 from mcp_auth import Grant, InvalidToken, JwtVerifier, RsaPublicKey, b64url_encode
-from mcp_full import notification, request
+from mcp_full import MCPClient, notification, request
 
 SCOPES = {"mcp:add": {"add"}, "mcp:weather": {"weather"}}
 # A fixed 2048-bit RSA key, made for these tests with openssl: n and d (e = 65537), and the public key as PEM.
@@ -150,6 +151,29 @@ def test_the_whole_flow_on_loopback_from_a_401_to_a_tool_call():
         fresh = json.loads(reply.read())
         status, _, body = exchange(connection(port), call_add(3), {**bearer(fresh["access_token"]), "Mcp-Session-Id": sid})
         assert (reply.status, status, json.loads(body)["result"]["content"][0]["text"]) == (200, 200, "5")
+
+
+@pytest.mark.parametrize("mode", ["handshake", "auto"])
+def test_the_project_s_own_client_authorizes_itself_and_calls_the_tools(mode):
+    # mcp_oauth's OAuthClient, as a user sets it up, against the teaching authorization server: the 401, discovery,
+    # registration, the redirect with PKCE, the token, then every request with it (issue 44's goal, in both eras).
+    with secured() as (auth, httpd):
+        seen = []
+        oauth = mcp_oauth.OAuthClient(authorize=lambda url: mcp_oauth.fetch_redirect(url, mcp_oauth.DEFAULT_REDIRECT),
+                                      trace=lambda direction, shown: seen.append((direction, shown)))
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/mcp"
+        client = MCPClient(mcp_http.HttpTransport(url, timeout=TIMEOUT, auth=oauth))
+        try:
+            client.connect(mode)
+            texts = [client.call_tool("add", {"x": 2, "y": 3})["content"][0]["text"],
+                     client.call_tool("weather", {"city": "Oslo"})["content"][0]["text"]]
+        finally:
+            client.close()
+        assert (texts[0], client.era) == ("5", "stateless" if mode == "auto" else "handshake")
+        assert texts[1].startswith("Sunny")
+        token = oauth.store.get(f"token {url}")
+        assert (token["issuer"], sorted(token["scope"].split())) == (auth.issuer, ["mcp:add", "mcp:weather"])
+        assert token["access_token"] not in repr(seen) and "[redacted]" in repr(seen)  # every trace redacts it
 
 
 def sign_hs256(key: bytes, claims: dict) -> str:
