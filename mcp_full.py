@@ -602,7 +602,8 @@ class MCPServer(mcp_min.MCPServer):
         self._telling = threading.RLock()  # held to acknowledge a stream, or to send on the streams: acknowledgement first
         # 7. input_required: each requestState is signed, expires, and is spent only once.
         self._state_key = state_key or os.urandom(32)
-        self._states_spent = {}  # nonce -> expiry, forgotten once expired
+        self._states_spent = {}  # nonce -> expiry, forgotten once expired: shared by the servers on one catalog
+        self._states_lock = threading.Lock()  # and the lock that guards it
 
     # -- the entry point: a Context for each request (the seam), then mcp_min's handle --
 
@@ -917,6 +918,8 @@ class MCPServer(mcp_min.MCPServer):
         other.tools, other.resources, other.templates, other.prompts = self.tools, self.resources, self.templates, self.prompts
         other._sharing = self._sharing  # one list for the whole catalog: a change to it is told to every session
         other._catalog_lock = self._catalog_lock  # and one lock for it
+        # One key signs their states, so one record spends them: a state is spent once, whichever session it reaches
+        other._states_spent, other._states_lock = self._states_spent, self._states_lock
         self._sharing[:] = [ref for ref in self._sharing if ref() is not None] + [weakref.ref(other)]
         return other
 
@@ -1011,7 +1014,7 @@ class MCPServer(mcp_min.MCPServer):
             raise RPCError(INVALID_PARAMS, "requestState belongs to another request")
         if payload["expires"] < now:
             raise RPCError(INVALID_PARAMS, "requestState has expired")
-        with self._lock:
+        with self._states_lock:
             while self._states_spent:  # the oldest first: every state lives STATE_TTL_S, so they expire in order
                 nonce, expires = next(iter(self._states_spent.items()))
                 if expires >= now:

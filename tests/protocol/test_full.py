@@ -437,6 +437,15 @@ def test_a_request_state_is_spent_once():
     assert retry(server, state)["error"] == {"code": INVALID_PARAMS, "message": "requestState was used already"}
 
 
+def test_a_request_state_is_spent_once_across_the_servers_of_one_catalog():
+    # share_catalog's servers sign with one key (a session's state, an HTTP allow-list's): one record spends them.
+    server = asking_server([])
+    state = first_state(server)
+    assert retry(server.share_catalog(), state)["result"]["resultType"] == "input_required"
+    assert retry(server, state)["error"] == {"code": INVALID_PARAMS, "message": "requestState was used already"}
+    assert retry(server.share_catalog(), state)["error"]["message"] == "requestState was used already"
+
+
 def test_a_request_state_is_bound_to_its_method_tool_and_arguments():
     # A state minted for one call is refused on another tool, other arguments or another method.
     server = asking_server([])
