@@ -162,6 +162,35 @@ def retry(server: MCPServer, state, name: str = "two_rounds", arguments=None) ->
     return server.handle(request(2, "tools/call", params))
 
 
+NAME_SCHEMA = {"type": "object", "properties": {"value": {"type": "string"}}}
+
+
+def cutting_server() -> MCPServer:
+    """A server whose tools ask the client mid-call, or close their stream's connection mid-call and go on: one
+    answers, one asks first."""
+    server = MCPServer("cutting")
+
+    @server.tool()
+    def ask(ctx: Context) -> str:
+        """Ask the client's name, then greet it."""
+        return "hello " + ctx.elicit("name", "Name?", NAME_SCHEMA)["content"]["value"]
+
+    @server.tool()
+    def cut_short(ctx: Context) -> str:
+        """Report progress, close the stream's connection, report again, answer."""
+        ctx.progress(1)
+        ctx.close_stream()
+        ctx.progress(2)
+        return "whole"
+
+    @server.tool()
+    def cut_then_ask(ctx: Context) -> str:
+        """Close the stream's connection before any event, then ask the client's name."""
+        ctx.close_stream()
+        return "hello " + ctx.elicit("name", "Name?", NAME_SCHEMA)["content"]["value"]
+    return server
+
+
 def holding_server(released: threading.Event) -> MCPServer:
     """A server whose tool hold reports its first step, then waits until the test sets released; add answers at once."""
     server = MCPServer("holding")

@@ -12,10 +12,10 @@ import mcp_full
 import mcp_http
 import mcp_min
 import server_demo
-from mcp_full import Context, MCPClient, MCPServer, RPCError, error_response, notification, request, response
+from mcp_full import MCPClient, MCPServer, RPCError, error_response, notification, request, response
 from harness import (TIMEOUT, chunked, connection, exchange, http_endpoint, open_session, pong, scripted_http,
                      stateless, text_result, wait_until)
-from sample_servers import META
+from sample_servers import META, NAME_SCHEMA, cutting_server
 
 
 def event_stream_answer(body: bytes) -> bytes:
@@ -163,29 +163,6 @@ def test_a_stateless_tool_result_says_is_error_false():
 
 
 # ---- resumption: a stream cut short mid-call (spec 2025-11-25, basic/transports, "Resumability and Redelivery") ----
-
-NAME_SCHEMA = {"type": "object", "properties": {"value": {"type": "string"}}}
-
-
-def cutting_server() -> MCPServer:
-    """A server whose tools close their stream's connection mid-call, then go on: one answers, one asks first."""
-    server = MCPServer("cutting")
-
-    @server.tool()
-    def cut_short(ctx: Context) -> str:
-        """Report progress, close the stream's connection, report again, answer."""
-        ctx.progress(1)
-        ctx.close_stream()
-        ctx.progress(2)
-        return "whole"
-
-    @server.tool()
-    def cut_then_ask(ctx: Context) -> str:
-        """Close the stream's connection before any event, then ask the client's name."""
-        ctx.close_stream()
-        return "hello " + ctx.elicit("name", "Name?", NAME_SCHEMA)["content"]["value"]
-    return server
-
 
 def resuming_client(port: int, **options) -> MCPClient:
     """An MCPClient over HTTP to port, in the handshake era (the one with sessions, so with resumable streams)."""

@@ -17,9 +17,9 @@ import pytest
 
 import mcp_http
 import server_demo
-from mcp_full import Context, MCPClient, MCPServer, notification, request
+from mcp_full import MCPClient, notification, request
 from harness import TIMEOUT, http_endpoint
-from sample_servers import META
+from sample_servers import META, cutting_server
 
 
 def self_signed(folder, name: str, subject_alt_name: str) -> tuple:
@@ -252,28 +252,8 @@ def test_an_event_stream_response_arrives_over_https_event_by_event(certificates
     assert (result["content"], progress) == ([{"type": "text", "text": "counted to 3"}], [1, 2, 3])
 
 
-def asking_server() -> MCPServer:
-    """A server whose tools ask the client mid-call, or close their stream's connection mid-call and go on."""
-    server = MCPServer("asking")
-
-    @server.tool()
-    def ask(ctx: Context) -> str:
-        """Ask the client's name, then greet it."""
-        answer = ctx.elicit("name", "Name?", {"type": "object", "properties": {"value": {"type": "string"}}})
-        return "hello " + answer["content"]["value"]
-
-    @server.tool()
-    def cut_short(ctx: Context) -> str:
-        """Report progress, close the stream's connection, report again, answer."""
-        ctx.progress(1)
-        ctx.close_stream()
-        ctx.progress(2)
-        return "whole"
-    return server
-
-
 def test_a_question_mid_call_is_answered_on_the_side_connection_over_https(certificates):
-    with tls_endpoint(*certificates["loopback"], asking_server()) as front:
+    with tls_endpoint(*certificates["loopback"], cutting_server()) as front:
         client = MCPClient(trusting_transport(front, certificates),
                            on_elicit=lambda question: {"action": "accept", "content": {"value": "Ada"}})
         client.connect("handshake")
@@ -285,7 +265,7 @@ def test_a_question_mid_call_is_answered_on_the_side_connection_over_https(certi
 def test_a_stream_cut_mid_call_is_resumed_over_https_and_each_event_arrives_once(certificates):
     # The GET with Last-Event-ID that resumes it goes on a new connection: a new handshake.
     progress = []
-    with tls_endpoint(*certificates["loopback"], asking_server()) as front:
+    with tls_endpoint(*certificates["loopback"], cutting_server()) as front:
         client = MCPClient(trusting_transport(front, certificates),
                            on_progress=lambda params: progress.append(params["progress"]))
         client.connect("handshake")
