@@ -119,7 +119,8 @@ def nesting(wire: bytes) -> int:
     return depth + brackets.count(b"[")
 
 SLOW_S = 0.05  # a request still running after this has its own thread, and another thread reads on
-WATCH_S = 0.02  # how often the watchdog looks
+WATCH_S = 0.02  # how often the watchdog looks while requests come
+IDLE_S = 1  # no request for this long, and the watchdog sleeps until the next one (an idle server wakes no CPU)
 MAX_READERS = 32  # reader threads alive at once on one connection, each slow request keeping one; more requests wait
 
 
@@ -139,6 +140,8 @@ def serve_stdio(server, stdin=None, stdout=None):
     lock, baton = threading.Lock(), threading.Lock()
     ended, gone = threading.Event(), threading.Event()  # end of input or the client gone; the client closed our stdout
     reading = {"thread": None, "since": None}  # the reader; since when it serves a request (None: it is reading)
+    watching = {"served": 0, "asleep": True}  # requests begun; whether the watchdog sleeps until the next one
+    woken = threading.Event()  # set by the request that wakes the watchdog, and at the end
     readers = []  # every reader started, the one holding the baton last
 
     def write(messages: list):
@@ -159,6 +162,10 @@ def serve_stdio(server, stdin=None, stdout=None):
             if isinstance(message, dict) and "method" in message and "id" in message:
                 with baton:  # a request may run long; a notification or a response is handled before the next line
                     reading["since"] = time.monotonic()
+                    watching["served"] += 1
+                    if watching["asleep"]:  # only the first request after a quiet spell pays for waking it
+                        watching["asleep"] = False
+                        woken.set()
             reply = server.handle(message)
             write([reply] if reply is not None else [])  # after the outbox
             with baton:
@@ -177,11 +184,23 @@ def serve_stdio(server, stdin=None, stdout=None):
 
     def watch():
         """Give the baton to a new reader when the request being served has run longer than SLOW_S."""
-        while not ended.wait(WATCH_S):
+        # While requests come, it looks every WATCH_S; after IDLE_S without one it sleeps until the next, so that
+        # a server left open for hours costs no wake-ups (a wake-up for each request would cost more).
+        seen, quiet_since = 0, time.monotonic()
+        while not ended.is_set():
+            woken.wait()
+            if ended.wait(WATCH_S):
+                return
             with baton:
-                slow = reading["since"] is not None and time.monotonic() - reading["since"] > SLOW_S
+                now = time.monotonic()
+                slow = reading["since"] is not None and now - reading["since"] > SLOW_S
                 if slow and len([thread for thread in readers if thread.is_alive()]) < MAX_READERS:
                     start_reader()
+                if reading["since"] is not None or watching["served"] != seen:
+                    seen, quiet_since = watching["served"], now
+                elif now - quiet_since > IDLE_S:
+                    watching["asleep"] = True
+                    woken.clear()
 
     if hasattr(server, "on_send"):  # mcp_full's: a tool's notifications and questions go out as they come
         server.on_send = lambda: write([])
@@ -196,6 +215,7 @@ def serve_stdio(server, stdin=None, stdout=None):
         if hasattr(server, "end_listening"):  # mcp_full's: each listen stream gets its response
             server.end_listening()
     finally:
+        woken.set()  # the watchdog, asleep, wakes to see the end
         restore()
 
 
