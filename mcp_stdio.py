@@ -19,7 +19,7 @@ import threading
 import time
 
 from mcp_min import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RPCError, error_response, is_notification, notification
-from mcp_full import MAX_MESSAGE_BYTES, SUBSCRIPTION_ID_KEY, Transport, encode
+from mcp_full import LENIENT, MAX_MESSAGE_BYTES, SUBSCRIPTION_ID_KEY, Transport, encode, to_json
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 9. stdio ----
@@ -33,6 +33,19 @@ def reject_constant(name: str):
 
 
 DECODER = json.JSONDecoder(parse_constant=reject_constant)  # made once: json.loads(text, **options) makes one a call
+JSON_SPACE = " \t\n\r"  # the whitespace JSON allows around a value (RFC 8259, section 2)
+
+
+def decode(text: str):
+    """DECODER.decode(text): the same value, the same errors, in one pass where text is one value, no space around it."""
+    # decode() runs a regular expression before the value and another after it; a line as peers write it has
+    # nothing there, and raw_decode() reads just the value. Anything else goes to decode(), for its own words.
+    if not text or text[0] in JSON_SPACE:
+        return DECODER.decode(text)
+    value, end = DECODER.raw_decode(text)
+    if end < len(text) and text[end:].strip(JSON_SPACE):
+        return DECODER.decode(text)  # extra data after the value: decode() says where
+    return value
 
 
 def same_id(a, b) -> bool:
@@ -56,7 +69,7 @@ def parse(data: bytes | str):
             wire, text = data.encode("utf-8", "surrogatepass"), data
         if len(wire) >= SHORT_MESSAGE and nesting(wire) > MAX_DEPTH:  # checked before json.loads reads megabytes
             raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-        message = DECODER.decode(text)
+        message = decode(text)
         # A short message is parsed first (it nests 512 levels at most, which json.loads survives), then
         # measured, if it holds brackets enough: nesting d levels deep takes d openers and d closers.
         if 2 * MAX_DEPTH < len(wire) < SHORT_MESSAGE and wire.count(b"[") + wire.count(b"{") > MAX_DEPTH:
@@ -354,7 +367,7 @@ class StdioTransport(Transport):
     def write(self, message: dict):
         """One message as one line on the server's stdin; TimeoutError if the server reads none of it in time."""
         import select
-        data = memoryview(json.dumps(self.traced("→", message)).encode() + b"\n")
+        data = memoryview(to_json(self.traced("→", message), LENIENT).encode() + b"\n")
         deadline = time.monotonic() + self.timeout
         fd = self.process.stdin.fileno()
         while data:
@@ -375,7 +388,7 @@ class StdioTransport(Transport):
                 self._read(deadline)
                 continue
             try:
-                incoming = json.loads(self._lines.popleft().decode())  # (bytes would have their encoding guessed)
+                incoming = decode(self._lines.popleft().decode())  # (bytes would have their encoding guessed)
             except (ValueError, RecursionError):  # UnicodeDecodeError too
                 continue  # junk on the server's stdout (a stray print) is not a message
             if not isinstance(incoming, dict):
