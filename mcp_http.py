@@ -68,6 +68,9 @@ KEEPALIVE_S = 15  # an open event stream with nothing to say gets a comment line
 STREAM_WRITE_S = 2  # a listen stream whose client reads nothing for this long is dropped: others never wait on it
 REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, headers, body) within this
 WATCH_S = 0.25  # how often the watchdog looks while a POST is served; else it sleeps until the next deadline
+# serve_http's accept loop waits this long at most: a Ctrl-C or SIGTERM that reached another thread (the system may
+# pick any) is acted on only once the main thread wakes, and an idle server wakes no more often than this.
+ACCEPT_POLL_S = 1
 MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
 MAX_LONG = MAX_CONNECTIONS * 3 // 4  # held by streams and long POSTs together (96): the other 32 serve short requests
 LONG_S = 0.5  # a POST served longer than this is long: a tools/call takes milliseconds, so only a slow tool's is
@@ -1275,7 +1278,7 @@ def serve_http(mcp, host: str = "127.0.0.1", port: int = 8000):
         sys.stderr = Diagnoses(sys.stderr)
     with httpd:
         try:
-            httpd.serve_forever(poll_interval=None)  # nobody calls shutdown(): a signal ends it, so it sleeps till a client comes
+            httpd.serve_forever(poll_interval=ACCEPT_POLL_S)
         except KeyboardInterrupt:
             pass  # Ctrl-C: stop quietly
 
