@@ -1443,7 +1443,7 @@ MADE_ONCE = {ENCODER: made_once_encoder(ENCODER), LENIENT: made_once_encoder(LEN
 
 
 def to_json(value, encoder: json.JSONEncoder = ENCODER) -> str:
-    """encoder.encode(value), ENCODER's or LENIENT's (json.dumps's): the same text, the same errors, from an encoder made once."""
+    """encoder.encode(value), ENCODER's or LENIENT's (json.dumps's): the same text and errors, by one encoder."""
     made = MADE_ONCE[encoder]
     if made is None:
         return encoder.encode(value)

@@ -37,7 +37,7 @@ JSON_SPACE = " \t\n\r"  # the whitespace JSON allows around a value (RFC 8259, s
 
 
 def decode(text: str):
-    """DECODER.decode(text): the same value, the same errors, in one pass where text is one value, no space around it."""
+    """DECODER.decode(text): the same value and errors, in one pass where text is one value with no space around it."""
     # decode() runs a regular expression before the value and another after it; a line as peers write it has
     # nothing there, and raw_decode() reads just the value. Anything else goes to decode(), for its own words.
     if not text or text[0] in JSON_SPACE:

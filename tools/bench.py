@@ -931,7 +931,7 @@ def era_rows(rounds: int, seconds: float, tmp: pathlib.Path, best: list) -> dict
                     {name: lambda name=name: together(clients[name], seconds, latencies[name]) for name in clients},
                     rounds)
                 for name in clients:
-                    row[name + " latencies"] = latencies[name]  # the untimed first round's too: it is a run like the others
+                    row[name + " latencies"] = latencies[name]  # the untimed first round's too
                 for group in clients.values():
                     for driver in group:
                         driver.close()
@@ -1433,7 +1433,8 @@ def table_rows(section: str) -> list:
     return [label for label in labels if label not in HEADERS]
 
 
-HEADERS = {"path", "scale", "over HTTP", "over HTTP, era and clients", "launch, then the answer to ping", "idle, launched and left alone", "case", "goal"}
+HEADERS = {"path", "scale", "over HTTP", "over HTTP, era and clients", "launch, then the answer to ping",
+           "idle, launched and left alone", "case", "goal"}
 
 
 def check_readme() -> list:
