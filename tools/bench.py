@@ -1,6 +1,6 @@
 """How fast mcp_min is, beside its floors and the official SDK, all measured in one run on one machine.
 
-    python tools/bench.py             # the tables, in about four minutes
+    python tools/bench.py             # the tables, in about six minutes
     python tools/bench.py --quick     # the same rows in seconds: fewer and shorter rounds
     python tools/bench.py --markdown  # measure, then rewrite docs/performance.md ("How fast")
     python tools/bench.py --check     # exit 1 if docs/performance.md's tables and the bench's rows differ
