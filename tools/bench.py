@@ -60,8 +60,8 @@ ROUND_TRIPS = [  # (row, what is serialized, what is crossed)
 CATALOG_SIZES = [10, 100, 1_000, 10_000]  # tools/list, in memory
 ARGUMENT_SIZES = [100, 10_000, 1_000_000, 3_900_000]  # tools/call echo, stdio: bytes of the string argument
 CLIENT_COUNTS = [1, 4, 16, 64]  # tools/call add over HTTP, one connection each
-ERAS = ["2025-11-25", "2026-07-28"]
-STATELESS_ERA = "2026-07-28"  # the handshake era (a session each) and the stateless one, over HTTP
+ERAS = ["2025-11-25", "2026-07-28"]  # the handshake era (a session each) and the stateless one, over HTTP
+STATELESS_ERA = "2026-07-28"  # no handshake: each request carries its version and its client in _meta
 BEST = ["sdk", "sdk, uvloop"]  # the SDK at its best: JSON responses, add a coroutine function; uvloop where installed
 SDK_CONFIGURATIONS = {  # contender: the configuration of the SDK's server over HTTP (sdk_server.py http NAME)
     "sdk": "fast",  # JSON responses, add a coroutine function: the SDK column of the tables
