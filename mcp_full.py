@@ -1428,15 +1428,43 @@ class MCPClient(mcp_min.MCPClient):
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the largest message: one stdio line or one HTTP body
 
 
+def made_once_encoder(encoder: json.JSONEncoder):
+    """json's C encoder with encoder's settings, made once; None where this Python's json has none."""
+    # encoder.encode makes this C encoder afresh at every call, which costs more than encoding a short message. Its
+    # maker, json.encoder.c_make_encoder, is not documented: where it is missing or takes other arguments, encoder
+    # serves (tests/transports/test_parse.py checks that the two write the same bytes and raise the same errors).
+    try:
+        return json.encoder.c_make_encoder(None, encoder.default, json.encoder.encode_basestring_ascii, None,
+                                           encoder.key_separator, encoder.item_separator, encoder.sort_keys,
+                                           encoder.skipkeys, encoder.allow_nan)
+    except (AttributeError, TypeError):  # (c_make_encoder is None without the C accelerator: not callable)
+        return None
+
+
+LENIENT = json.JSONEncoder()  # json.dumps's: what a client sends, NaN and all, is its server's to refuse
+MADE_ONCE = {ENCODER: made_once_encoder(ENCODER), LENIENT: made_once_encoder(LENIENT)}
+
+
+def to_json(value, encoder: json.JSONEncoder = ENCODER) -> str:
+    """encoder.encode(value), ENCODER's or LENIENT's (json.dumps's): the same text and errors, by one encoder."""
+    made = MADE_ONCE[encoder]
+    if made is None:
+        return encoder.encode(value)
+    try:
+        return "".join(made(value, 0))
+    except RecursionError:  # made without json's check for cycles (its marks outlive a failure): encoder tells which
+        return encoder.encode(value)
+
+
 def encode(message: dict) -> str:
     """One message as JSON on one line; one that JSON cannot carry, or too large, becomes INTERNAL_ERROR."""
     try:
-        text = ENCODER.encode(message)
+        text = to_json(message)
         if len(text) > MAX_MESSAGE_BYTES:  # the peer's line limit is likely ours: it could not read this
             raise ValueError(f"the message would be {len(text)} bytes, over {MAX_MESSAGE_BYTES}")
         return text
     except (TypeError, ValueError) as exc:
-        return json.dumps(error_response(message.get("id"), INTERNAL_ERROR, f"internal error: {exc}"[:200]))
+        return to_json(error_response(message.get("id"), INTERNAL_ERROR, f"internal error: {exc}"[:200]))
 
 
 class InMemoryTransport(Transport):
@@ -1447,8 +1475,8 @@ class InMemoryTransport(Transport):
         self.server = server
 
     def send(self, message: dict) -> dict | None:
-        """json.dumps, json.loads, server.handle, as mcp_min's; the outbox crosses first, then the response."""
-        wire = json.dumps(self.traced("→", message))
+        """JSON text, json.loads, server.handle, as mcp_min's; the outbox crosses first, then the response."""
+        wire = to_json(self.traced("→", message), LENIENT)
         self.server.on_send = self.carry  # what the server sends while it works crosses at once
         reply = self.server.handle(json.loads(wire))
         if self.server._outbox:
@@ -1460,7 +1488,7 @@ class InMemoryTransport(Transport):
         for message in self.server.drain_outbox():
             reply = self.receive(self.traced("←", json.loads(encode(message))))
             if reply is not None:
-                self.server.handle(json.loads(json.dumps(self.traced("→", reply))))
+                self.server.handle(json.loads(to_json(self.traced("→", reply), LENIENT)))
 
     def listen(self, message: dict) -> dict | None:
         """Open a subscriptions/listen stream: its acknowledgement (or its error response)."""

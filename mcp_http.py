@@ -70,6 +70,10 @@ NAMED_METHODS = {"tools/call": "name", "prompts/get": "name", "resources/read": 
 KEEPALIVE_S = 15  # an open event stream with nothing to say gets a comment line this often
 STREAM_WRITE_S = 2  # a listen stream whose client reads nothing for this long is dropped: others never wait on it
 REQUEST_S = 30  # a connection's next request must arrive whole (idle wait, headers, body) within this
+WATCH_S = 0.25  # how often the watchdog looks while a POST is served; else it sleeps until the next deadline
+# serve_http's accept loop waits this long at most: a Ctrl-C or SIGTERM that reached another thread (the system may
+# pick any) is acted on only once the main thread wakes, and an idle server wakes no more often than this.
+ACCEPT_POLL_S = 1
 MAX_CONNECTIONS = 128  # open at once (each a thread, and a file of the 256 a laptop allows); more wait
 MAX_LONG = MAX_CONNECTIONS * 3 // 4  # held by streams and long POSTs together (96): the other 32 serve short requests
 LONG_S = 0.5  # a POST served longer than this is long: a tools/call takes milliseconds, so only a slow tool's is
@@ -420,12 +424,14 @@ class HttpHandler(http.server.BaseHTTPRequestHandler):
 class HttpServer(http.server.ThreadingHTTPServer):
     """http.server's threads, bounded: MAX_CONNECTIONS at once, each request arriving whole within REQUEST_S of the
     moment its connection was accepted or became idle; one path served, to the Host and Origin names allowed.
-    Its watchdog looks every 0.25 s (look)."""
+    Its watchdog looks by each deadline, and every WATCH_S while a request is served (look); idle, it sleeps."""
     daemon_threads = True
     request_queue_size = 1024  # connections waiting to be accepted (the default 5 resets a crowd)
 
     def __init__(self, address: tuple, handler: type, served_path: str, allowed_hosts):
-        super().__init__(address, handler)
+        self.wake = threading.Event()  # set when the watchdog must look sooner than it planned (guarded by lock)
+        self.looks_by = float("inf")  # the moment by which the sleeping watchdog looks next (guarded by lock)
+        super().__init__(address, handler)  # (a port in use: its server_close, below, wakes no watchdog yet)
         self.served_path, self.allowed_hosts = served_path, allowed_hosts
         self.open_connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.lock = threading.Lock()  # connections' threads add and remove; the watchdog and accept look at it all
@@ -459,6 +465,7 @@ class HttpServer(http.server.ThreadingHTTPServer):
                 return
         with self.lock:
             self.arriving[connection] = time.monotonic() + REQUEST_S  # idle from now on: cut first, the earliest accepted
+            self.look_by(self.arriving[connection])
         super().process_request(connection, client_address)
 
     def process_request_thread(self, connection, client_address):
@@ -481,7 +488,7 @@ class HttpServer(http.server.ThreadingHTTPServer):
     def expect(self, connection: socket.socket):
         """The connection's next request must arrive whole within REQUEST_S (its first, of the connection's accept)."""
         with self.lock:
-            self.arriving.setdefault(connection, time.monotonic() + REQUEST_S)
+            self.look_by(self.arriving.setdefault(connection, time.monotonic() + REQUEST_S))
 
     def arrived(self, connection: socket.socket):
         """The connection's request came whole (or never will): no deadline until the next is awaited."""
@@ -489,10 +496,25 @@ class HttpServer(http.server.ThreadingHTTPServer):
             self.arriving.pop(connection, None)
 
     def watch(self):
-        """The watchdog's thread: look every 0.25 s, until the server closes."""
+        """The watchdog's thread: look, then sleep until the next look is due or something sooner wakes it."""
+        # An idle server sleeps: a server left open for hours, with nothing to do, wakes no CPU.
         while not self.closing:
-            time.sleep(0.25)
-            self.look(time.monotonic())
+            now = time.monotonic()
+            self.look(now)
+            with self.lock:  # what arrives from here on is looked at by looks_by, or wakes the watchdog
+                self.looks_by = self.next_look(now)
+                self.wake.clear()
+            self.wake.wait(None if self.looks_by == float("inf") else max(0.0, self.looks_by - now))
+
+    def look_by(self, moment: float):
+        """(Holding lock.) The watchdog must look by moment: wake it if it sleeps past that."""
+        if moment < self.looks_by:
+            self.looks_by = moment
+            self.wake.set()
+
+    def next_look(self, now: float) -> float:
+        """(Holding lock.) When the watchdog must look next: by the earliest deadline (never, with none)."""
+        return min(self.arriving.values(), default=float("inf"))
 
     def look(self, now: float):
         """Cut off each connection whose next request has not arrived whole by its deadline."""
@@ -506,6 +528,7 @@ class HttpServer(http.server.ThreadingHTTPServer):
 
     def server_close(self):
         self.closing = True
+        self.wake.set()
         super().server_close()
 
 
@@ -1276,18 +1299,24 @@ class Endpoint(HttpServer):
         with self.lock:
             self.arriving.pop(handler.connection, None)
             self.serving[handler] = time.monotonic()
+            self.look_by(self.serving[handler] + WATCH_S)  # from now on it looks every WATCH_S (next_look)
 
     def stream_opened(self, handler: EndpointHandler, gives_way: bool):
         """handler holds a stream open from now on: a listen stream or a standing GET stream, which gives way to
         calls past MAX_LONG, or a GET carrying a resumed request's stream, which is that request's."""
         with self.lock:
             self.open_streams[handler] = gives_way
+            self.look_by(time.monotonic())  # one look now: with no POST served, the share changes only as streams open
 
     def finished(self, handler: EndpointHandler):
         """handler's request was served, or never came whole."""
         with self.lock:
             self.serving.pop(handler, None)
             self.open_streams.pop(handler, None)
+
+    def next_look(self, now: float) -> float:
+        """HttpServer's, and every WATCH_S while a POST is served: a standing stream alone keeps nobody awake."""
+        return min(super().next_look(now), now + WATCH_S) if self.serving else super().next_look(now)
 
     def look(self, now: float):
         """HttpServer's look, then keep the long requests and streams within MAX_LONG: streams give way to calls."""
@@ -1377,7 +1406,7 @@ def serve_http(mcp, host: str = "127.0.0.1", port: int = 8000, verifier=None, au
         sys.stderr = Diagnoses(sys.stderr)
     with httpd:
         try:
-            httpd.serve_forever()
+            httpd.serve_forever(poll_interval=ACCEPT_POLL_S)
         except KeyboardInterrupt:
             pass  # Ctrl-C: stop quietly
 

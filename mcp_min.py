@@ -297,6 +297,8 @@ class MCPServer:
         ({"content": [...], "isError": ...}) the result itself, any other JSON value its JSON text."""
         if isinstance(value, str):
             return {"content": [text_content(value)]}
+        if type(value) is int:  # 5 -> "5" (course 000), its JSON text already; a bool is an int, but True is "true"
+            return {"content": [text_content(str(value))]}
         if value is None:  # raised here, inside _call_tool's try: the tool's failure, an isError result and stderr
             raise TypeError("the tool returned nothing (None): a forgotten return? A tool with nothing to say returns \"\"")
         try:

@@ -19,7 +19,7 @@ import threading
 import time
 
 from mcp_min import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RPCError, error_response, is_notification, notification
-from mcp_full import MAX_MESSAGE_BYTES, SUBSCRIPTION_ID_KEY, Transport, encode
+from mcp_full import LENIENT, MAX_MESSAGE_BYTES, SUBSCRIPTION_ID_KEY, Transport, encode, to_json
 
 # ---------------------------------------------------------------------------------------------------
 # ---- 9. stdio ----
@@ -33,6 +33,19 @@ def reject_constant(name: str):
 
 
 DECODER = json.JSONDecoder(parse_constant=reject_constant)  # made once: json.loads(text, **options) makes one a call
+JSON_SPACE = " \t\n\r"  # the whitespace JSON allows around a value (RFC 8259, section 2)
+
+
+def decode(text: str):
+    """DECODER.decode(text): the same value and errors, in one pass where text is one value with no space around it."""
+    # decode() runs a regular expression before the value and another after it; a line as peers write it has
+    # nothing there, and raw_decode() reads just the value. Anything else goes to decode(), for its own words.
+    if not text or text[0] in JSON_SPACE:
+        return DECODER.decode(text)
+    value, end = DECODER.raw_decode(text)
+    if end < len(text) and text[end:].strip(JSON_SPACE):
+        return DECODER.decode(text)  # extra data after the value: decode() says where
+    return value
 
 
 def same_id(a, b) -> bool:
@@ -56,7 +69,7 @@ def parse(data: bytes | str):
             wire, text = data.encode("utf-8", "surrogatepass"), data
         if len(wire) >= SHORT_MESSAGE and nesting(wire) > MAX_DEPTH:  # checked before json.loads reads megabytes
             raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
-        message = DECODER.decode(text)
+        message = decode(text)
         # A short message is parsed first (it nests 512 levels at most, which json.loads survives), then
         # measured, if it holds brackets enough: nesting d levels deep takes d openers and d closers.
         if 2 * MAX_DEPTH < len(wire) < SHORT_MESSAGE and wire.count(b"[") + wire.count(b"{") > MAX_DEPTH:
@@ -119,7 +132,8 @@ def nesting(wire: bytes) -> int:
     return depth + brackets.count(b"[")
 
 SLOW_S = 0.05  # a request still running after this has its own thread, and another thread reads on
-WATCH_S = 0.02  # how often the watchdog looks
+WATCH_S = 0.02  # how often the watchdog looks while requests come
+IDLE_S = 1  # no request for this long, and the watchdog sleeps until the next one (an idle server wakes no CPU)
 MAX_READERS = 32  # reader threads alive at once on one connection, each slow request keeping one; more requests wait
 
 
@@ -139,6 +153,8 @@ def serve_stdio(server, stdin=None, stdout=None):
     lock, baton = threading.Lock(), threading.Lock()
     ended, gone = threading.Event(), threading.Event()  # end of input or the client gone; the client closed our stdout
     reading = {"thread": None, "since": None}  # the reader; since when it serves a request (None: it is reading)
+    watching = {"served": 0, "asleep": True}  # requests begun; whether the watchdog sleeps until the next one
+    woken = threading.Event()  # set by the request that wakes the watchdog, and at the end
     readers = []  # every reader started, the one holding the baton last
 
     def write(messages: list):
@@ -159,6 +175,10 @@ def serve_stdio(server, stdin=None, stdout=None):
             if isinstance(message, dict) and "method" in message and "id" in message:
                 with baton:  # a request may run long; a notification or a response is handled before the next line
                     reading["since"] = time.monotonic()
+                    watching["served"] += 1
+                    if watching["asleep"]:  # only the first request after a quiet spell pays for waking it
+                        watching["asleep"] = False
+                        woken.set()
             reply = server.handle(message)
             write([reply] if reply is not None else [])  # after the outbox
             with baton:
@@ -177,11 +197,23 @@ def serve_stdio(server, stdin=None, stdout=None):
 
     def watch():
         """Give the baton to a new reader when the request being served has run longer than SLOW_S."""
-        while not ended.wait(WATCH_S):
+        # While requests come, it looks every WATCH_S; after IDLE_S without one it sleeps until the next, so that
+        # a server left open for hours costs no wake-ups (a wake-up for each request would cost more).
+        seen, quiet_since = 0, time.monotonic()
+        while not ended.is_set():
+            woken.wait()
+            if ended.wait(WATCH_S):
+                return
             with baton:
-                slow = reading["since"] is not None and time.monotonic() - reading["since"] > SLOW_S
+                now = time.monotonic()
+                slow = reading["since"] is not None and now - reading["since"] > SLOW_S
                 if slow and len([thread for thread in readers if thread.is_alive()]) < MAX_READERS:
                     start_reader()
+                if reading["since"] is not None or watching["served"] != seen:
+                    seen, quiet_since = watching["served"], now
+                elif now - quiet_since > IDLE_S:
+                    watching["asleep"] = True
+                    woken.clear()
 
     if hasattr(server, "on_send"):  # mcp_full's: a tool's notifications and questions go out as they come
         server.on_send = lambda: write([])
@@ -196,6 +228,7 @@ def serve_stdio(server, stdin=None, stdout=None):
         if hasattr(server, "end_listening"):  # mcp_full's: each listen stream gets its response
             server.end_listening()
     finally:
+        woken.set()  # the watchdog, asleep, wakes to see the end
         restore()
 
 
@@ -334,7 +367,7 @@ class StdioTransport(Transport):
     def write(self, message: dict):
         """One message as one line on the server's stdin; TimeoutError if the server reads none of it in time."""
         import select
-        data = memoryview(json.dumps(self.traced("→", message)).encode() + b"\n")
+        data = memoryview(to_json(self.traced("→", message), LENIENT).encode() + b"\n")
         deadline = time.monotonic() + self.timeout
         fd = self.process.stdin.fileno()
         while data:
@@ -355,7 +388,7 @@ class StdioTransport(Transport):
                 self._read(deadline)
                 continue
             try:
-                incoming = json.loads(self._lines.popleft().decode())  # (bytes would have their encoding guessed)
+                incoming = decode(self._lines.popleft().decode())  # (bytes would have their encoding guessed)
             except (ValueError, RecursionError):  # UnicodeDecodeError too
                 continue  # junk on the server's stdout (a stray print) is not a message
             if not isinstance(incoming, dict):

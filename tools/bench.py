@@ -1,6 +1,6 @@
 """How fast mcp_min is, beside its floors and the official SDK, all measured in one run on one machine.
 
-    python tools/bench.py             # the tables, in about four minutes
+    python tools/bench.py             # the tables, in about six minutes
     python tools/bench.py --quick     # the same rows in seconds: fewer and shorter rounds
     python tools/bench.py --markdown  # measure, then rewrite docs/performance.md ("How fast")
     python tools/bench.py --check     # exit 1 if docs/performance.md's tables and the bench's rows differ
@@ -60,6 +60,9 @@ ROUND_TRIPS = [  # (row, what is serialized, what is crossed)
 CATALOG_SIZES = [10, 100, 1_000, 10_000]  # tools/list, in memory
 ARGUMENT_SIZES = [100, 10_000, 1_000_000, 3_900_000]  # tools/call echo, stdio: bytes of the string argument
 CLIENT_COUNTS = [1, 4, 16, 64]  # tools/call add over HTTP, one connection each
+ERAS = ["2025-11-25", "2026-07-28"]  # the handshake era (a session each) and the stateless one, over HTTP
+STATELESS_ERA = "2026-07-28"  # no handshake: each request carries its version and its client in _meta
+BEST = ["sdk", "sdk, uvloop"]  # the SDK at its best: JSON responses, add a coroutine function; uvloop where installed
 SDK_CONFIGURATIONS = {  # contender: the configuration of the SDK's server over HTTP (sdk_server.py http NAME)
     "sdk": "fast",  # JSON responses, add a coroutine function: the SDK column of the tables
     "sdk as documented": "documented",  # what server.run("streamable-http") serves: event streams, add a function
@@ -73,6 +76,12 @@ STARTUP = [  # (row, what it imports, whether it has a no-cache column)
     ("official SDK server", "mcp, pydantic, anyio", False),
 ]
 SDK_ONLY_ROWS = {"official SDK server"}
+IDLE = [  # (row, server_demo.py's flags): a server launched and left alone, its wake-ups counted
+    ("server_demo.py over stdio, idle", []),
+    ("server_demo.py --http, idle", ["--http", "--port", "0"]),
+]
+IDLE_WINDOW_S = 5  # the wake-ups of an idle server are counted over this long (--quick: a fifth, scaled up)
+SETTLE_S = 1  # after its launch (and, over HTTP, its "serving" line), before the count begins
 SESSION_CATALOGS = [10, 10_000]  # tools in the catalog whose HTTP sessions are weighed
 GOALS = [  # (row, the contender compared, what to, the goal): the last table, each checked against this run
     ("in memory", "lab", "floor", 0.7),  # the lab alone near the least a round trip as JSON text costs
@@ -85,6 +94,7 @@ GOALS = [  # (row, the contender compared, what to, the goal): the last table, e
     ("memory a session, 10,000 tools", "", "memory a session, 10 tools", -1.1),
     ("the lab alone", "warm start-up", "floor", -1.1),
     ("server_demo.py", "warm start-up", "floor", -1.3),
+    *((row, "wake-ups", f"in {IDLE_WINDOW_S} s", -14) for row, _ in IDLE),  # fewer than 15
 ]  # a goal below 0 is a ceiling (the ratio must be at most its size), above 0 a floor (at least)
 
 
@@ -111,6 +121,11 @@ def size_text(size: int) -> str:
     return f"{size} B"
 
 
+def era_row(era: str, count: int) -> str:
+    """The eras table's row for count HTTP clients at once in era."""
+    return f"{era}, {count} client{'s' if count > 1 else ''}"
+
+
 def http_rows() -> list:
     """The rows measured over HTTP, each refused as a whole if a listener lacks TCP_NODELAY."""
     return [row for row, _, _ in ROUND_TRIPS if row.startswith("HTTP")] + [clients_row(n) for n in CLIENT_COUNTS]
@@ -122,7 +137,9 @@ def rows(with_sdk: bool = True) -> list:
     labels += [catalog_row(n) for n in CATALOG_SIZES] + [argument_row(n) for n in ARGUMENT_SIZES]
     labels += [clients_row(n) for n in CLIENT_COUNTS]
     labels += http_rows() if with_sdk else []
+    labels += [era_row(era, count) for era in ERAS for count in CLIENT_COUNTS] if with_sdk else []
     labels += [row for row, _, _ in STARTUP if with_sdk or row not in SDK_ONLY_ROWS]
+    labels += [row for row, _ in IDLE]
     labels += [row for row, _, _, _ in GOALS]
     return labels
 
@@ -361,8 +378,8 @@ class LineDriver:
 class HttpDriver:
     """Drive any HTTP server the same bare way, on one kept-alive socket: a prebuilt POST out, the answer back."""
 
-    def __init__(self, port: int, handshake: bool = True):
-        self.port = port
+    def __init__(self, port: int, handshake: bool = True, stateless: bool = False):
+        self.port, self.stateless = port, stateless  # stateless: 2026-07-28, each request carrying its version
         self.socket = socket.create_connection(("127.0.0.1", port), timeout=60)
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.rest = b""
@@ -374,8 +391,17 @@ class HttpDriver:
 
     def post(self, message: dict) -> bytes:
         """A whole POST of message, headers and body, to send again and again."""
+        headers = self.headers
+        if self.stateless:  # 2026-07-28: the version and the client in _meta, the method and name in headers too
+            meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                    "io.modelcontextprotocol/clientInfo": INIT_PARAMS["clientInfo"]}
+            message = {**message, "params": {**message.get("params", {}), "_meta": meta}}
+            headers = {**headers, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": message["method"]}
+            if message["method"] == "tools/call":
+                headers["Mcp-Name"] = message["params"]["name"]
         body = json.dumps(message).encode()
-        head = "".join(f"{name}: {value}\r\n" for name, value in self.headers.items())
+        head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
         return (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n{head}Content-Length: {len(body)}\r\n\r\n"
                 .encode() + body)
 
@@ -798,11 +824,12 @@ def sdk_http_contenders() -> list:
 
 
 @contextlib.contextmanager
-def http_servers(tmp: pathlib.Path, sdk_contenders: list, lab: bool = False):
-    """server_demo.py --http, the HTTP floor, the lab if lab, and the SDK's server in each configuration of
+def http_servers(tmp: pathlib.Path, sdk_contenders: list, lab: bool = False, floor: bool = True):
+    """server_demo.py --http, the HTTP floor if floor, the lab if lab, and the SDK's server in each configuration of
     sdk_contenders, each a child: {name: port}. Refused if a listener leaves TCP_NODELAY off."""
-    commands = {"mcp_min": ([sys.executable, str(HERE / "server_demo.py"), "--http", "--port", "0"], "stderr"),
-                "floor": ([sys.executable, str(tmp / "http_floor.py")], None)}
+    commands = {"mcp_min": ([sys.executable, str(HERE / "server_demo.py"), "--http", "--port", "0"], "stderr")}
+    if floor:
+        commands["floor"] = ([sys.executable, str(tmp / "http_floor.py")], None)
     if lab:
         commands["lab"] = ([sys.executable, str(tmp / "lab_server.py"), "http"], None)
     for name in sdk_contenders:
@@ -880,6 +907,34 @@ def scaling_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk: Sdk | None
         results |= clients_rows(rounds, seconds, tmp, sdk_http_contenders() if sdk else [])
     except Refused as refusal:
         results |= refused([clients_row(count) for count in CLIENT_COUNTS], refusal)
+    if sdk:
+        best = [name for name in BEST if name in sdk_http_contenders()]
+        try:
+            results |= era_rows(rounds, seconds, tmp, best)
+        except Refused as refusal:
+            results |= refused([era_row(era, count) for era in ERAS for count in CLIENT_COUNTS], refusal)
+    return results
+
+
+def era_rows(rounds: int, seconds: float, tmp: pathlib.Path, best: list) -> dict:
+    """mcp_min beside the SDK at its best over HTTP, in each era, with each count of clients at once: {row: {name:
+    [calls/s a round], name + " latencies": [seconds a call, every round's]}}; Refused as clients_rows."""
+    results = {}
+    with http_servers(tmp, best, floor=False) as ports:
+        for era in ERAS:
+            for count in CLIENT_COUNTS:
+                stateless = era == STATELESS_ERA
+                clients = {name: [HttpDriver(port, handshake=not stateless, stateless=stateless) for _ in range(count)]
+                           for name, port in ports.items()}
+                latencies = {name: [] for name in clients}
+                row = results[era_row(era, count)] = take_turns(
+                    {name: lambda name=name: together(clients[name], seconds, latencies[name]) for name in clients},
+                    rounds)
+                for name in clients:
+                    row[name + " latencies"] = latencies[name]  # the untimed first round's too
+                for group in clients.values():
+                    for driver in group:
+                        driver.close()
     return results
 
 
@@ -899,10 +954,13 @@ def clients_rows(rounds: int, seconds: float, tmp: pathlib.Path, sdk_contenders:
     return results
 
 
-def together(drivers: list, seconds: float) -> float:
-    """Calls per second of all drivers at once, each with one tools/call add in flight. One thread serves them
-    all through a selector: 64 threads would spend the bench's own share of the cores taking turns at the GIL."""
+def together(drivers: list, seconds: float, latencies: list | None = None) -> float:
+    """Calls per second of all drivers at once, each with one tools/call add in flight; each call's seconds, from
+    its request sent to its response read, added to latencies. One thread serves them all through a selector: 64
+    threads would spend the bench's own share of the cores taking turns at the GIL."""
+    latencies = [] if latencies is None else latencies
     posts = {driver.socket: (driver, driver.post(mcp_full.request(1, "tools/call", ADD))) for driver in drivers}
+    sent = {}
     selector = selectors.DefaultSelector()
     for sock, (driver, post) in posts.items():
         sock.setblocking(False)
@@ -911,6 +969,7 @@ def together(drivers: list, seconds: float) -> float:
     start = time.perf_counter()
     deadline = start + seconds
     for sock, (_, post) in posts.items():
+        sent[sock] = time.perf_counter()
         sock.sendall(post)
     while in_flight:  # after the deadline, only the answers still owed are read
         for key, _ in selector.select(timeout=60):
@@ -918,7 +977,10 @@ def together(drivers: list, seconds: float) -> float:
             driver.rest += driver.receive()
             while driver.response() is not None:
                 done += 1
-                if time.perf_counter() < deadline:
+                now = time.perf_counter()
+                latencies.append(now - sent[key.fileobj])
+                if now < deadline:
+                    sent[key.fileobj] = now
                     key.fileobj.sendall(post)
                 else:
                     in_flight -= 1
@@ -979,6 +1041,50 @@ def launch_time(command: list, env: dict, answers: bool = True) -> float:
     process.wait(timeout=10)
     process.stdout.close()
     return elapsed
+
+
+# ---- table 5: an idle server's wake-ups ----
+
+def idle_rows(rounds: int, window: float) -> dict:
+    """The context switches of an idle server_demo.py in IDLE_WINDOW_S, from window seconds counted SETTLE_S after
+    its launch: {row: [a launch a round]}."""
+    results = {row: [] for row, _ in IDLE}
+    for _ in range(rounds):
+        for row, flags in IDLE:
+            command = [sys.executable, str(HERE / "server_demo.py"), *flags]
+            if flags:
+                process, _ = http_child(command, "stderr")
+            else:  # stdin open and silent: a host that has not spoken yet
+                process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           stderr=subprocess.DEVNULL)
+            try:
+                time.sleep(SETTLE_S)
+                before = switches(process.pid)
+                time.sleep(window)
+                results[row].append((switches(process.pid) - before) * IDLE_WINDOW_S / window)
+            finally:
+                if process.stdin:
+                    process.stdin.close()
+                stop(process)
+    return results
+
+
+def switches(pid: int) -> int:
+    """The context switches, voluntary and not, of every thread of process pid so far (Linux's /proc): a thread
+    that sleeps until a timer wakes it counts one each time."""
+    total = 0
+    for status in pathlib.Path(f"/proc/{pid}/task").glob("*/status"):
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            for line in status.read_text().splitlines():
+                if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                    total += int(line.split()[1])
+    return total
+
+
+def idle_table(results: dict) -> list:
+    """Table 5 as Markdown lines: each idle server's wake-ups."""
+    lines = [table_row(["idle, launched and left alone", f"wake-ups in {IDLE_WINDOW_S} s"]), table_row(["---", "---:"])]
+    return lines + [table_row([row, spread(results[row])]) for row, _ in IDLE]
 
 
 # ---- the report ----
@@ -1044,6 +1150,35 @@ def sdk_http_table(results: dict) -> list:
     return lines
 
 
+def era_table(results: dict) -> list:
+    """Table 3b as Markdown lines: mcp_min beside the SDK at its best in both eras, rates, ratios, p50 and p99."""
+    best = [name for name in BEST if name in sdk_http_contenders()]
+    head = ["over HTTP, era and clients", "mcp_min, calls/s"]
+    for name in best:
+        head += [f"{SDK_HTTP_COLUMNS[name]}, calls/s", f"mcp_min ÷ {SDK_HTTP_COLUMNS[name]}"]
+    head += ["p50 / p99, mcp_min, ms"] + [f"p50 / p99, {SDK_HTTP_COLUMNS[name]}, ms" for name in best]
+    lines = [table_row(head), table_row(["---"] + ["---:"] * (len(head) - 1))]
+    for era in ERAS:
+        for count in CLIENT_COUNTS:
+            row = era_row(era, count)
+            if isinstance(results[row], str):
+                lines.append(table_row([row, results[row]]))
+                continue
+            mine = results[row]["mcp_min"]
+            figures = [spread(mine)]
+            for name in best:
+                figures += [spread(results[row][name]), spread(ratios(mine, results[row][name]))]
+            figures += [percentiles(results[row][name + " latencies"]) for name in ["mcp_min", *best]]
+            lines.append(table_row([row] + figures))
+    return lines
+
+
+def percentiles(seconds: list) -> str:
+    """The median and the 99th percentile of calls' seconds, in milliseconds: 1.23 / 4.56."""
+    cuts = statistics.quantiles(seconds, n=100) if len(seconds) > 1 else seconds * 99
+    return f"{figure(cuts[49] * 1000)} / {figure(cuts[98] * 1000)}"
+
+
 def cells(values: dict, with_sdk: bool) -> list:
     """A row's rates and ratios: mcp_min, floor, SDK, then mcp_min ÷ floor and mcp_min ÷ SDK."""
     mine, floor, sdk = values["mcp_min"], values.get("floor"), values.get("sdk")
@@ -1092,6 +1227,8 @@ def goals_table(results: dict) -> list:
             values, compared = weighed, f"÷ {bottom}"
         elif row in [name for name, _, _ in STARTUP]:
             values, compared = ratios(results[row]["warm"], floor_start), "warm start-up ÷ floor"
+        elif row in [name for name, _ in IDLE]:
+            values, compared = results[row], f"{top} {bottom}"
         else:
             values, compared = ratios(results[row][top], results[row][bottom]), f"{names[top]} ÷ {names[bottom]}"
         median = statistics.median(values)
@@ -1199,6 +1336,16 @@ def report(results: dict, args, with_sdk: bool) -> str:
         "modules are compiled at every launch, as on a machine that sets it; *warm*: the cache written by an "
         "untimed launch first. The SDK's server is timed warm (pip compiles its packages when it installs them).",
         "",
+        "### Idle",
+        "",
+        *idle_table(results),
+        "",
+        f"- `server_demo.py` launched, left alone {SETTLE_S} s, then its context switches counted over "
+        f"{IDLE_WINDOW_S} s{' (here 1 s, scaled to 5)' * args.quick}, summed over its threads (Linux's "
+        "`/proc/PID/task/*/status`, voluntary and not): a thread that sleeps until a timer wakes it counts one each "
+        "time. Over stdio its stdin is open and silent, a host that has not spoken yet; over HTTP no client "
+        f"connects. One launch a round, {args.idle_rounds} rounds.",
+        "",
         "`python tools/bench.py --parse` compares `parse()`, with its depth guard, against `json.loads` on the messages "
         "that stress the guard.",
         "",
@@ -1240,6 +1387,18 @@ def sdk_http_section(results: dict) -> list:
         "- The rows are the HTTP rows of the tables above, from the same rounds: the handshake era, each client "
         "`initialize`d, with a session of its own named by `Mcp-Session-Id`.",
         "",
+        "### Over HTTP, both eras: mcp_min beside the SDK at its best",
+        "",
+        *era_table(results),
+        "",
+        "- *The SDK at its best*: the official SDK's server, stock, as *SDK fast* above (`json_response=True`, `add` a "
+        "coroutine function, on uvicorn)" + (", and the same on uvloop's event loop with `httptools`' parser"
+        if uvloop else "") + ". N clients at once, driven as in *HTTP, N clients at once*: in 2025-11-25 each "
+        "`initialize`d with a session of its own; in 2026-07-28 each request stands alone, its version and client in "
+        "`_meta` and its method and tool name repeated in headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`).",
+        "- *p50 / p99*: of every call of every round (the untimed first one too), from its request sent to its "
+        "response read, in milliseconds: with N clients at once, a call waits for the N - 1 others ahead of it.",
+        "",
     ]
 
 
@@ -1274,7 +1433,8 @@ def table_rows(section: str) -> list:
     return [label for label in labels if label not in HEADERS]
 
 
-HEADERS = {"path", "scale", "over HTTP", "launch, then the answer to ping", "case", "goal"}
+HEADERS = {"path", "scale", "over HTTP", "over HTTP, era and clients", "launch, then the answer to ping",
+           "idle, launched and left alone", "case", "goal"}
 
 
 def check_readme() -> list:
@@ -1338,6 +1498,7 @@ def main(argv=None) -> int:
         print("\n".join(problems) or "docs/performance.md's How fast tables have every row the bench makes, and no other")
         return 1 if problems else 0
     args.rounds, args.seconds, args.launches = (3, 0.05, 2) if args.quick else (7, 0.4, 11)
+    args.idle_rounds = 1 if args.quick else 3
     if args.parse and "MALLOC_MMAP_THRESHOLD_" not in os.environ:
         # glibc maps each block of megabytes afresh, or not, depending on what was freed before: a 4 MB
         # json.loads then ran at 200/s or at 640/s, whichever contender ran last. Fixed, it is the CPU's work.
@@ -1370,6 +1531,7 @@ def main(argv=None) -> int:
                 if sdk:
                     sdk.close()
             results |= startup_rows(args.launches, tmp, with_sdk)
+        results |= idle_rows(args.idle_rounds, IDLE_WINDOW_S / 5 if args.quick else IDLE_WINDOW_S)
     section = report(results, args, with_sdk)
     print(section)
     if any(isinstance(values, str) for values in results.values()):  # refused rows: nothing to publish

@@ -7,9 +7,10 @@ import tracemalloc
 
 import pytest
 
+import mcp_full
 import mcp_http
 import mcp_stdio
-from mcp_full import PARSE_ERROR, RPCError
+from mcp_full import ENCODER, PARSE_ERROR, RPCError
 from mcp_stdio import MAX_DEPTH
 
 TOO_DEEP = f"parse error: nested deeper than {MAX_DEPTH} levels"
@@ -153,6 +154,83 @@ def test_unclosed_brackets_are_a_parse_error():
     # Brackets that never close are not JSON, deep or shallow.
     assert refusal("[" * 10).startswith("parse error: Expecting value")
     assert refusal('{"a": [1, 2}').startswith("parse error: Expecting ',' delimiter")
+
+
+# -- the wire paid once: to_json and decode, each beside the call it stands for, in its own words --
+
+def nested(depth: int) -> list:
+    """depth lists, one inside the next."""
+    value = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def cycle() -> dict:
+    """A dict that holds itself."""
+    loop = {"name": "loop"}
+    loop["self"] = loop
+    return loop
+
+
+WRITTEN = [  # what to_json must write exactly as ENCODER.encode does
+    {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "5"}]}},
+    {"text": 'é ☃ 中文 😀 \U0001d11e \u2028 \x00 \x1f "quoted" \\ back/slash'},
+    [0.1, -0.0, 1e300, 1.5e-300, 3.0, 2.5, 12345678901234567890, -7, True, False, None],
+    {"a": {"b": [[], {}, [{"c": [1, [2, [3]]]}]]}},
+    {1: "an int key", 2.5: "a float key", True: "a bool key", None: "a None key", "": "empty"},
+    "a bare string with \t a tab", 5, 2.5, None, [], {}, nested(500),
+]
+REFUSED = [float("nan"), {"x": float("inf")}, [1, float("-inf")], {"x": object()}, {(1, 2): "a tuple key"},
+           {"x": b"bytes"}, [cycle()], nested(100_000)]
+READ = ['{"a":1}', ' {"a":1}', '{"a":1} ', '{"a":1}\r', '\t[1]\n', "", " ", '{"a":1} x', '{"a":1}{"b":2}',
+        '\ufeff{"a":1}', '{"n": NaN}', "[Infinity]", '{"a": -Infinity}', "{'a': 1}", "[1,]", '"\\ud800"', "1e400",
+        "-0", "3.0", "123456789012345678901234567890", '"é 😀"', '{"a":1,"a":2}', "tru", "[", '{"a"', '"open',
+        "null", '{"x": "\u2028"}', "\u00a0[1]", "[1]\u00a0"]
+
+
+def outcome(call, value) -> tuple:
+    """What call(value) returns, or the type and words of what it raises."""
+    try:
+        return "returns", repr(call(value))
+    except (ValueError, TypeError, RecursionError) as exc:
+        return type(exc), str(exc)
+
+
+def test_the_encoders_made_once_are_json_s_own_where_json_has_one():
+    # Else every test below compares an encoder with itself.
+    assert [made is None for made in mcp_full.MADE_ONCE.values()] == [json.encoder.c_make_encoder is None] * 2
+
+
+@pytest.mark.parametrize("value", WRITTEN)
+def test_to_json_writes_what_the_encoder_writes_byte_for_byte(value):
+    assert mcp_full.to_json(value) == ENCODER.encode(value)
+
+
+@pytest.mark.parametrize("value", [*WRITTEN, float("nan"), {"x": [float("inf"), float("-inf")]}])
+def test_to_json_lenient_writes_what_json_dumps_writes_byte_for_byte(value):
+    # A client's message goes out as json.dumps writes it, NaN and all: refusing it is its server's part.
+    assert mcp_full.to_json(value, mcp_full.LENIENT) == json.dumps(value)
+
+
+@pytest.mark.parametrize("value", REFUSED)
+def test_to_json_refuses_what_the_encoder_refuses_in_its_words(value):
+    refused = outcome(mcp_full.to_json, value)
+    assert refused == outcome(ENCODER.encode, value)
+    assert refused[0] != "returns"
+
+
+def test_a_failed_message_leaves_no_mark_on_the_next():
+    # json's own check for cycles marks each container it enters; the encoder made once does without it.
+    shared = {"k": [1, 2]}
+    with pytest.raises(TypeError):
+        mcp_full.to_json({"first": shared, "later": object()})
+    assert mcp_full.to_json({"again": shared}) == '{"again": {"k": [1, 2]}}'
+
+
+@pytest.mark.parametrize("text", READ)
+def test_decode_reads_what_the_decoder_reads_and_refuses_in_its_words(text):
+    assert outcome(mcp_stdio.decode, text) == outcome(mcp_stdio.DECODER.decode, text)
 
 
 # -- what a body holds once parsed: mcp_http's estimate, against tracemalloc --
