@@ -49,9 +49,9 @@ import urllib.parse
 import mcp_full
 from mcp_min import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, TOOL_NOT_ALLOWED, \
     RPCError, error_response, is_notification, notification, report, say
-from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, MAX_KEPT_NOTIFICATIONS, MAX_MESSAGE_BYTES,
+from mcp_full import (CLIENT_CAPABILITIES_KEY, HANDSHAKE_ONLY, LENIENT, MAX_KEPT_NOTIFICATIONS, MAX_MESSAGE_BYTES,
                       MISSING_CLIENT_CAPABILITY, PROTOCOL_VERSION_KEY, PUBLISHED_VERSIONS, UNSUPPORTED_PROTOCOL_VERSION,
-                      SessionExpired, Transport, encode, header_name, is_stateless)
+                      SessionExpired, Transport, encode, header_name, is_stateless, to_json)
 from mcp_stdio import Lines, parse, same_id
 
 HEADER_MISMATCH = -32020  # 2026-07-28 over HTTP: a header disagrees with the body (spec 2026-07-28, basic, "Error Codes")
@@ -1847,7 +1847,7 @@ class HttpTransport(Transport):
 
     def post(self, connection: HttpConnection, message: dict):
         """Send one POST on connection; its response's status and headers read, its body not yet."""
-        connection.request("POST", self.path, self.headers_for(message), json.dumps(self.traced("→", message)).encode())
+        connection.request("POST", self.path, self.headers_for(message), to_json(self.traced("→", message), LENIENT).encode())
 
     def post_aside(self, message: dict):
         """POST a message on the side connection, while the main one is busy streaming (202 expected)."""
