@@ -820,7 +820,7 @@ class EndpointHandler(HttpHandler):
         self.grant = None  # with a verifier, what the request's token grants, once authenticate() has verified it
         self.stream = self.request_id = self.message = None  # the request's HttpStream, id and message, once serve()
         # has them (stop, missing_scope)
-        self.giving_way = threading.Event()  # set by the watchdog: this request's stream gives way to calls (MAX_LONG)
+        self.giving_way = False  # made true by the watchdog: this request's stream gives way to calls (MAX_LONG)
         try:
             super().handle_one_request()
         finally:
@@ -914,8 +914,8 @@ class EndpointHandler(HttpHandler):
             session.deliver()  # what waited in the outbox, if nothing is in flight
             # Until its response is out, another GET takes it over, either side goes, or it gives way.
             self.hold(stream, stream.done, lambda: stream.handler is not self or self.server.closing
-                      or self.giving_way.is_set() or bool(self.client_gone()))
-            if self.giving_way.is_set():
+                      or self.giving_way or bool(self.client_gone()))
+            if self.giving_way:
                 stream.disconnect()  # its events are kept: its client resumes after the retry, and misses nothing
             with stream.lock:
                 self.end_events(stream)
@@ -1048,7 +1048,7 @@ class EndpointHandler(HttpHandler):
         if reply is None and listen and stream.started:  # open until the server ends it, the client closes it, or
             # it gives way to calls past MAX_LONG: then the server ends it gracefully, with the listen's response
             # (2026-07-28, "Subscriptions"), and its client may listen again
-            ended = self.hold(stream, stream.ended, lambda: stream.closed or self.giving_way.is_set())
+            ended = self.hold(stream, stream.ended, lambda: stream.closed or self.giving_way)
             if not ended and not stream.closed:
                 mcp.end_listening(stream)
                 ended, self.close_connection = stream.ended.is_set(), True
@@ -1334,7 +1334,7 @@ class Endpoint(HttpServer):
         yielding = [handler for handler, gives_way in streams if gives_way]
         calls = len(long) + len(streams) - len(yielding)
         for handler in yielding[:max(0, len(yielding) + calls - MAX_LONG)]:
-            handler.giving_way.set()  # its own thread ends it, within 0.25 s: the watchdog waits for no client
+            handler.giving_way = True  # its own thread ends it, within 0.25 s: the watchdog waits for no client
         for handler in long[max(0, MAX_LONG - (len(streams) - len(yielding))):]:
             handler.stop()
 
